@@ -1,0 +1,17 @@
+//! Boris: coding tools for AI agents over MCP.
+//!
+//! The crate is a library so that the pure pieces (truncation, range clamping, path
+//! resolution, the spec harness) can be property-tested and fuzzed on their own; the
+//! `boris` binary is a thin `main` over [`config`] and [`transport`]. See CONTRIBUTING.md
+//! for the code map and the invariants.
+
+pub mod config;
+pub mod error;
+pub mod fsutil;
+pub mod scope;
+pub mod server;
+pub mod spec;
+pub mod text;
+pub mod tools;
+pub mod transport;
+pub mod workspace;
