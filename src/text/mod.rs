@@ -1,0 +1,6 @@
+//! Pure text logic, apart from all I/O so that each piece can be property-tested and
+//! fuzzed on its own: view ranges, line scanning and truncation, line numbering.
+
+pub mod lines;
+pub mod ranges;
+pub mod replace;

@@ -1,0 +1,197 @@
+//! `view_range` validation and clamping (seed 000 D10, DESIGN §7).
+//!
+//! `[start, end]` is 1-based and inclusive; `end = -1` means "to the end". An end past
+//! the last line is clamped (no error, seed D10); a start past the last line is an error,
+//! since there is nothing sensible to show. One call shows at most [`MAX_VIEW_LINES`]
+//! lines, so even `[1, -1]` on a huge file cannot flood the agent's context; the result
+//! then says which range to ask for next.
+
+/// Lines shown by one `view` call (seed 003: the 2000-line default).
+pub const MAX_VIEW_LINES: usize = 2000;
+
+/// A validated request, before the file's length is known.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LineRequest {
+    pub start: usize,
+    /// Inclusive; `None` = to the end of the file.
+    pub end: Option<usize>,
+    /// Whether the agent gave a range at all.
+    pub explicit: bool,
+}
+
+impl LineRequest {
+    pub const WHOLE_FILE: LineRequest = LineRequest {
+        start: 1,
+        end: None,
+        explicit: false,
+    };
+
+    /// The lines a streaming reader must keep: `[start, last_kept]`.
+    pub fn last_kept(&self) -> usize {
+        let cap = self.start.saturating_add(MAX_VIEW_LINES - 1);
+        match self.end {
+            Some(end) => end.min(cap),
+            None => cap,
+        }
+    }
+}
+
+/// Checks the shape of a `view_range` argument.
+pub fn parse_view_range(range: Option<&[i64]>) -> Result<LineRequest, String> {
+    let Some(range) = range else {
+        return Ok(LineRequest::WHOLE_FILE);
+    };
+    let [start, end] = range else {
+        return Err(format!(
+            "view_range must be two integers [start, end], got {} value(s)",
+            range.len()
+        ));
+    };
+    let (start, end) = (*start, *end);
+    if start < 1 {
+        return Err(format!(
+            "view_range start must be 1 or more (lines are numbered from 1), got {start}"
+        ));
+    }
+    let start =
+        usize::try_from(start).map_err(|_| format!("view_range start {start} is too large"))?;
+    let end = match end {
+        -1 => None,
+        e if e < 1 => {
+            return Err(format!(
+                "view_range end must be a line number or -1 (to the end), got {e}"
+            ));
+        }
+        e => {
+            let e = usize::try_from(e).map_err(|_| format!("view_range end {e} is too large"))?;
+            if e < start {
+                return Err(format!(
+                    "view_range end {e} is before start {start}; use [{start}, -1] to read to the end"
+                ));
+            }
+            Some(e)
+        }
+    };
+    Ok(LineRequest {
+        start,
+        end,
+        explicit: true,
+    })
+}
+
+/// What a view shows once the total number of lines is known.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shown {
+    pub start: usize,
+    /// Inclusive. `end < start` only for an empty file.
+    pub end: usize,
+    pub total: usize,
+    /// Lines exist after `end` that the request asked for (or that a whole-file view
+    /// would show) but the per-call cap left out.
+    pub more_after: bool,
+}
+
+/// Clamps a request to a file of `total` lines.
+pub fn clamp(req: LineRequest, total: usize) -> Result<Shown, String> {
+    if total == 0 {
+        if req.start == 1 {
+            return Ok(Shown {
+                start: 1,
+                end: 0,
+                total: 0,
+                more_after: false,
+            });
+        }
+        return Err(format!(
+            "view_range start {} exceeds the file's 0 lines (the file is empty)",
+            req.start
+        ));
+    }
+    if req.start > total {
+        return Err(format!(
+            "view_range start {} exceeds the file's {total} lines",
+            req.start
+        ));
+    }
+    let wanted_end = req.end.unwrap_or(total).min(total);
+    let end = wanted_end.min(req.last_kept());
+    Ok(Shown {
+        start: req.start,
+        end,
+        total,
+        more_after: end < wanted_end,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn shapes() {
+        assert_eq!(parse_view_range(None), Ok(LineRequest::WHOLE_FILE));
+        assert_eq!(
+            parse_view_range(Some(&[3, -1])),
+            Ok(LineRequest {
+                start: 3,
+                end: None,
+                explicit: true
+            })
+        );
+        assert!(parse_view_range(Some(&[0, 5])).is_err());
+        assert!(parse_view_range(Some(&[5, 4])).is_err());
+        assert!(parse_view_range(Some(&[1, -2])).is_err());
+        assert!(parse_view_range(Some(&[1])).is_err());
+        assert!(parse_view_range(Some(&[1, 2, 3])).is_err());
+    }
+
+    #[test]
+    fn end_is_clamped_start_is_not() {
+        let r = parse_view_range(Some(&[2, 100])).unwrap();
+        assert_eq!(
+            clamp(r, 10),
+            Ok(Shown {
+                start: 2,
+                end: 10,
+                total: 10,
+                more_after: false
+            })
+        );
+        let r = parse_view_range(Some(&[11, 12])).unwrap();
+        assert!(
+            clamp(r, 10)
+                .unwrap_err()
+                .contains("exceeds the file's 10 lines")
+        );
+    }
+
+    #[test]
+    fn whole_file_is_capped() {
+        let s = clamp(LineRequest::WHOLE_FILE, 5000).unwrap();
+        assert_eq!((s.start, s.end, s.more_after), (1, 2000, true));
+    }
+
+    proptest! {
+        /// Whatever the range and the file length, a successful clamp stays inside the
+        /// file, inside the request, and under the per-call cap.
+        #[test]
+        fn clamp_stays_in_bounds(start in -3i64..5000, end in -3i64..5000, total in 0usize..5000) {
+            if let Ok(req) = parse_view_range(Some(&[start, end])) {
+                match clamp(req, total) {
+                    Ok(s) => {
+                        prop_assert!(s.start >= 1);
+                        prop_assert!(s.end <= total);
+                        if total > 0 {
+                            prop_assert!(s.start <= s.end);
+                            prop_assert!(s.end - s.start < MAX_VIEW_LINES);
+                            if let Some(e) = req.end { prop_assert!(s.end <= e); }
+                        }
+                        prop_assert_eq!(s.start, req.start);
+                    }
+                    Err(_) => prop_assert!(req.start > total),
+                }
+            }
+        }
+    }
+}

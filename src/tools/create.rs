@@ -1,0 +1,98 @@
+//! `create_file`: write a whole file, creating parent directories, overwriting an
+//! existing file (seed 000 D15, DESIGN §7).
+
+use super::{Ctx, define, text_result, writes};
+use crate::error::{ToolError, ToolResult};
+use crate::fsutil;
+use crate::scope::ScopedPath;
+use crate::text::lines::hash_bytes;
+use rmcp::model::{CallToolResult, Tool};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use std::fs;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct CreateFileArgs {
+    /// The file to create or overwrite: absolute, or relative to the working directory.
+    pub path: String,
+    /// The complete content of the file.
+    pub content: String,
+}
+
+pub fn tool() -> Tool {
+    define::<CreateFileArgs>(
+        "create_file",
+        "Create or overwrite a file",
+        "Create a file with the given content, or overwrite an existing one. Parent \
+         directories are created. New files get mode 0644; an existing file keeps its mode. \
+         Overwriting an existing file requires viewing it first in this session. The write \
+         is atomic.",
+        writes("Create or overwrite a file", true),
+    )
+}
+
+pub fn run(ctx: &Ctx, args: CreateFileArgs) -> ToolResult<CallToolResult> {
+    let path = ctx.resolve(&args.path)?;
+    write_whole_file(ctx, &path, args.content.as_bytes())
+}
+
+/// The shared body of `create_file` and `str_replace_editor create`.
+pub fn write_whole_file(
+    ctx: &Ctx,
+    path: &ScopedPath,
+    content: &[u8],
+) -> ToolResult<CallToolResult> {
+    fsutil::check_size(
+        content.len() as u64,
+        ctx.max_file_size(),
+        &path.shown,
+        "create_file",
+    )?;
+    let _edit = ctx.shared.edit_locks.lock(&path.real);
+    let existed = match fs::metadata(&path.real) {
+        Ok(meta) if meta.is_dir() => {
+            return Err(ToolError::invalid(format!(
+                "{} is a directory; give a file path",
+                path.shown.display()
+            )));
+        }
+        Ok(meta) => {
+            if let Some(kind) = fsutil::describe_special(&meta) {
+                return Err(ToolError::invalid(format!(
+                    "{} is {kind}, not a regular file; it is never written",
+                    path.shown.display()
+                )));
+            }
+            if ctx.shared.require_view {
+                let current = fsutil::read_file(&path.real, &path.shown, meta.len())?;
+                ctx.ws
+                    .check_viewed(&path.real, &path.shown, hash_bytes(&current), "overwrite")?;
+            }
+            true
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
+        Err(e) => return Err(ToolError::io(&path.shown, "write", &e)),
+    };
+    if let Some(parent) = path.real.parent() {
+        fs::create_dir_all(parent)
+            .map_err(|e| ToolError::io(&path.shown, "create the parent directories of", &e))?;
+        // The directories exist now: check once more where they really are, so a
+        // symlink swapped in since the first check cannot redirect the write.
+        let canon =
+            fs::canonicalize(parent).map_err(|e| ToolError::io(&path.shown, "write", &e))?;
+        ctx.shared.scope.check(
+            &path.shown,
+            &canon.join(path.real.file_name().unwrap_or_default()),
+        )?;
+    }
+    fsutil::atomic_write(&path.real, &path.shown, content)?;
+    ctx.ws.record_view(&path.real, hash_bytes(content));
+    let lines = content.iter().filter(|&&b| b == b'\n').count()
+        + usize::from(!content.is_empty() && !content.ends_with(b"\n"));
+    Ok(text_result(format!(
+        "{} {} ({} bytes, {lines} lines)",
+        if existed { "Overwrote" } else { "Created" },
+        path.shown.display(),
+        content.len()
+    )))
+}

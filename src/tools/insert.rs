@@ -1,0 +1,95 @@
+//! `str_replace_editor insert` (compat mode only): insert text after a given line
+//! (DESIGN §7; Claude's text editor tool).
+
+use super::{Ctx, text_result};
+use crate::error::{ToolError, ToolResult};
+use crate::fsutil;
+use crate::scope::ScopedPath;
+use crate::text::lines::{hash_bytes, numbered_excerpt};
+use crate::text::replace::to_crlf;
+use rmcp::model::CallToolResult;
+
+pub fn run(
+    ctx: &Ctx,
+    path: &ScopedPath,
+    insert_line: i64,
+    text: &str,
+) -> ToolResult<CallToolResult> {
+    let _edit = ctx.shared.edit_locks.lock(&path.real);
+    let content = super::edit::read_for_edit(ctx, path, "insert into")?;
+    let total = count_lines(&content);
+    let after = usize::try_from(insert_line)
+        .ok()
+        .filter(|&n| n <= total)
+        .ok_or_else(|| {
+            ToolError::invalid(format!(
+                "insert_line {insert_line} is out of range: {} has {total} lines, so use 0 (the \
+                 beginning) to {total} (the end)",
+                path.shown.display()
+            ))
+        })?;
+    let (updated, first, count) = insert_after(&content, after, text.as_bytes());
+    fsutil::atomic_write(&path.real, &path.shown, &updated)?;
+    ctx.ws.record_view(&path.real, hash_bytes(&updated));
+    let excerpt = numbered_excerpt(&updated, first.saturating_sub(4).max(1), first + count + 3);
+    Ok(text_result(format!(
+        "Inserted {count} line{} after line {after} of {}. The lines around it now read:\n{excerpt}",
+        if count == 1 { "" } else { "s" },
+        path.shown.display()
+    )))
+}
+
+fn count_lines(content: &[u8]) -> usize {
+    let newlines = memchr::memchr_iter(b'\n', content).count();
+    newlines + usize::from(!content.is_empty() && !content.ends_with(b"\n"))
+}
+
+/// Inserts `text` as whole lines after line `after` (0 = at the top), in the file's line
+/// ending style. Returns the new content, the first inserted line's number and how many
+/// lines were inserted.
+pub fn insert_after(content: &[u8], after: usize, text: &[u8]) -> (Vec<u8>, usize, usize) {
+    let crlf = memchr::memmem::find(content, b"\r\n").is_some();
+    let mut block = if crlf { to_crlf(text) } else { text.to_vec() };
+    let eol: &[u8] = if crlf { b"\r\n" } else { b"\n" };
+    if !block.ends_with(b"\n") {
+        block.extend_from_slice(eol);
+    }
+    let offset = if after == 0 {
+        0
+    } else {
+        memchr::memchr_iter(b'\n', content)
+            .nth(after - 1)
+            .map(|i| i + 1)
+            .unwrap_or(content.len())
+    };
+    let mut out = Vec::with_capacity(content.len() + block.len() + 2);
+    out.extend_from_slice(&content[..offset]);
+    // Appending after a last line that has no newline: end that line first.
+    if offset == content.len() && !content.is_empty() && !content.ends_with(b"\n") {
+        out.extend_from_slice(eol);
+    }
+    out.extend_from_slice(&block);
+    out.extend_from_slice(&content[offset..]);
+    let inserted = memchr::memchr_iter(b'\n', &block).count();
+    (out, after + 1, inserted)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn inserts_whole_lines() {
+        assert_eq!(insert_after(b"a\nb\n", 0, b"x").0, b"x\na\nb\n");
+        assert_eq!(
+            insert_after(b"a\nb\n", 1, b"x\ny\n"),
+            (b"a\nx\ny\nb\n".to_vec(), 2, 2)
+        );
+        assert_eq!(insert_after(b"a\nb", 2, b"x").0, b"a\nb\nx\n");
+        assert_eq!(
+            insert_after(b"a\r\nb\r\n", 1, b"x\ny").0,
+            b"a\r\nx\r\ny\r\nb\r\n"
+        );
+        assert_eq!(insert_after(b"", 0, b"x").0, b"x\n");
+    }
+}

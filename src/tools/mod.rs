@@ -1,0 +1,146 @@
+//! The tools, one module each, and the table that registers them from the configuration.
+//!
+//! Every tool is a plain function `fn(&Ctx, Args) -> ToolResult<CallToolResult>`; the
+//! server deserialises arguments here so that a wrong type or a missing field is an
+//! `[INVALID_INPUT]` tool result (DESIGN §5) rather than rmcp's untagged message.
+
+pub mod create;
+pub mod edit;
+pub mod editor;
+pub mod insert;
+pub mod view;
+
+use crate::config::{Config, ViewBeforeEdit};
+use crate::error::{ToolError, ToolResult};
+use crate::scope::{Scope, ScopedPath};
+use crate::workspace::Workspace;
+use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool, ToolAnnotations};
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use std::sync::Arc;
+
+/// What every session of one server shares: the configuration and the path rules.
+#[derive(Debug)]
+pub struct Shared {
+    pub config: Config,
+    pub scope: Scope,
+    /// View-before-edit, with `auto` settled against the registered tools.
+    pub require_view: bool,
+    /// The tools this server registers, in `tools/list` order.
+    pub tools: Vec<Tool>,
+    /// One edit of a given file at a time, across every session.
+    pub edit_locks: crate::fsutil::PathLocks,
+}
+
+impl Shared {
+    pub fn new(config: Config) -> Result<Self, String> {
+        let scope = Scope::new(config.allow_dirs.clone(), config.deny_patterns.clone())?;
+        let tools = catalogue(&config);
+        let can_view = tools
+            .iter()
+            .any(|t| t.name == "view" || t.name == "str_replace_editor");
+        let require_view = match config.require_view_before_edit {
+            ViewBeforeEdit::True => true,
+            ViewBeforeEdit::False => false,
+            // An agent that cannot view could never satisfy the rule.
+            ViewBeforeEdit::Auto => can_view,
+        };
+        Ok(Shared {
+            config,
+            scope,
+            require_view,
+            tools,
+            edit_locks: Default::default(),
+        })
+    }
+}
+
+/// One tool call's view of the server: shared rules plus this session's workspace.
+#[derive(Debug, Clone)]
+pub struct Ctx {
+    pub shared: Arc<Shared>,
+    pub ws: Arc<Workspace>,
+}
+
+impl Ctx {
+    pub fn resolve(&self, path: &str) -> ToolResult<ScopedPath> {
+        self.shared.scope.resolve(&self.ws.cwd(), path)
+    }
+
+    pub fn max_file_size(&self) -> u64 {
+        self.shared.config.max_file_size
+    }
+}
+
+/// The tools to register, by name, sorted as `tools/list` shows them.
+fn catalogue(config: &Config) -> Vec<Tool> {
+    let mut tools = if config.anthropic_compat {
+        vec![editor::tool()]
+    } else {
+        vec![view::tool(), edit::tool(), create::tool()]
+    };
+    tools.retain(|t| config.tool_enabled(&t.name));
+    tools.sort_by(|a, b| a.name.cmp(&b.name));
+    tools
+}
+
+/// Runs the tool `name`, or returns `None` when this server does not register it.
+pub fn dispatch(ctx: &Ctx, name: &str, args: JsonObject) -> Option<CallToolResult> {
+    if !ctx.shared.tools.iter().any(|t| t.name == name) {
+        return None;
+    }
+    let compat = ctx.shared.config.anthropic_compat;
+    let outcome = match name {
+        "view" => parse(name, args).and_then(|a| view::run(ctx, a, !compat)),
+        "str_replace" => parse(name, args).and_then(|a| edit::run(ctx, a)),
+        "create_file" => parse(name, args).and_then(|a| create::run(ctx, a)),
+        "str_replace_editor" => parse(name, args).and_then(|a| editor::run(ctx, a)),
+        _ => return None,
+    };
+    Some(outcome.unwrap_or_else(|e| e.to_result()))
+}
+
+/// Deserialises a tool's arguments; any mismatch is `[INVALID_INPUT]`.
+pub fn parse<T: DeserializeOwned>(tool: &str, args: JsonObject) -> ToolResult<T> {
+    serde_json::from_value(serde_json::Value::Object(args))
+        .map_err(|e| ToolError::invalid(format!("invalid arguments for {tool}: {e}")))
+}
+
+pub fn text_result(text: impl Into<String>) -> CallToolResult {
+    CallToolResult::success(vec![ContentBlock::text(text.into())])
+}
+
+/// A tool definition from its argument type (whose doc comments become the schema's
+/// descriptions).
+pub fn define<T: JsonSchema + 'static>(
+    name: &'static str,
+    title: &str,
+    description: &'static str,
+    annotations: ToolAnnotations,
+) -> Tool {
+    Tool::new(
+        name,
+        description,
+        rmcp::handler::server::common::schema_for_type::<T>(),
+    )
+    .with_title(title)
+    .with_annotations(annotations)
+}
+
+pub fn read_only(title: &str) -> ToolAnnotations {
+    let mut a = ToolAnnotations::with_title(title);
+    a.read_only_hint = Some(true);
+    a.destructive_hint = Some(false);
+    a.idempotent_hint = Some(true);
+    a.open_world_hint = Some(false);
+    a
+}
+
+pub fn writes(title: &str, idempotent: bool) -> ToolAnnotations {
+    let mut a = ToolAnnotations::with_title(title);
+    a.read_only_hint = Some(false);
+    a.destructive_hint = Some(true);
+    a.idempotent_hint = Some(idempotent);
+    a.open_world_hint = Some(false);
+    a
+}

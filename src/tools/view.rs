@@ -1,0 +1,258 @@
+//! `view`: a file with line numbers, a range of it, an image, or a directory listing
+//! (seeds 000 D9–D13 and 003, DESIGN §7).
+
+use super::{Ctx, define, read_only, text_result};
+use crate::error::{ToolError, ToolResult};
+use crate::fsutil;
+use crate::text::lines;
+use crate::text::ranges;
+use base64::Engine as _;
+use rmcp::model::{CallToolResult, ContentBlock, Tool};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use std::fs::{self, File};
+use std::io::{BufRead, BufReader, Read};
+use std::path::Path;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ViewArgs {
+    /// The file or directory to view: absolute, or relative to the working directory.
+    pub path: String,
+    /// Optional `[start, end]` line range, 1-based and inclusive; `end` = -1 reads to the
+    /// end of the file. An end past the last line is clamped. At most 2000 lines are
+    /// shown per call.
+    #[serde(default)]
+    pub view_range: Option<Vec<i64>>,
+}
+
+pub fn tool() -> Tool {
+    define::<ViewArgs>(
+        "view",
+        "View a file or directory",
+        "View a text file with line numbers (cat -n style), an image (PNG, JPEG, GIF, WebP, SVG), \
+         or a directory listing two levels deep. Shows up to 2000 lines per call; use view_range \
+         [start, end] (1-based, end -1 = to the end) for other parts. Lines longer than 2000 \
+         characters are cut. Viewing a file is required before editing or overwriting it.",
+        read_only("View a file or directory"),
+    )
+}
+
+/// Directory entries listed per call.
+const MAX_LISTED_ENTRIES: usize = 1000;
+
+/// Names never listed (seed 000 D11).
+const HIDDEN_NAMES: &[&str] = &[".git", "node_modules"];
+
+/// Bytes looked at for image magic and for the NUL byte that marks a binary file.
+const SNIFF_BYTES: usize = 8192;
+
+pub fn run(ctx: &Ctx, args: ViewArgs, svg_as_image: bool) -> ToolResult<CallToolResult> {
+    let request =
+        ranges::parse_view_range(args.view_range.as_deref()).map_err(ToolError::invalid)?;
+    let path = ctx.resolve(&args.path)?;
+    let meta = fs::metadata(&path.real).map_err(|e| ToolError::io(&path.shown, "view", &e))?;
+    if meta.is_dir() {
+        if request.explicit {
+            return Err(ToolError::invalid(format!(
+                "view_range applies to files, and {} is a directory",
+                path.shown.display()
+            )));
+        }
+        return list_directory(ctx, &path.real, &path.shown);
+    }
+    let meta = fsutil::regular_file_meta(&path.real, &path.shown)?;
+
+    let file = File::open(&path.real).map_err(|e| ToolError::io(&path.shown, "view", &e))?;
+    let mut reader = BufReader::with_capacity(64 * 1024, file);
+    let head = sniff(&mut reader).map_err(|e| ToolError::io(&path.shown, "view", &e))?;
+
+    let mime = image_mime(&head)
+        .or_else(|| (svg_as_image && has_svg_extension(&path.real)).then_some("image/svg+xml"));
+    if let Some(mime) = mime {
+        fsutil::check_size(meta.len(), ctx.max_file_size(), &path.shown, "images")?;
+        let mut bytes = Vec::with_capacity(meta.len() as usize);
+        reader
+            .read_to_end(&mut bytes)
+            .map_err(|e| ToolError::io(&path.shown, "view", &e))?;
+        ctx.ws.record_view(&path.real, lines::hash_bytes(&bytes));
+        let data = base64::engine::general_purpose::STANDARD.encode(&bytes);
+        return Ok(CallToolResult::success(vec![ContentBlock::image(
+            data, mime,
+        )]));
+    }
+
+    if memchr::memchr(0, &head).is_some() {
+        let summary = lines::scan_lines(reader, |_| false, |_, _, _| {})
+            .map_err(|e| ToolError::io(&path.shown, "view", &e))?;
+        ctx.ws.record_view(&path.real, summary.hash);
+        return Ok(text_result(format!(
+            "{} is a binary file ({} bytes); view shows text and images only.",
+            path.shown.display(),
+            summary.total_bytes
+        )));
+    }
+
+    // A whole-file view holds the file's first 2000 lines; a range view streams any
+    // size (seed 000 D12), so only the former is bound by --max-file-size.
+    if !request.explicit {
+        fsutil::check_size(
+            meta.len(),
+            ctx.max_file_size(),
+            &path.shown,
+            "view without view_range",
+        )?;
+    }
+    let last_kept = request.last_kept();
+    let mut body = String::new();
+    let summary = lines::scan_lines(
+        reader,
+        |n| n >= request.start && n <= last_kept,
+        |n, kept, chars| lines::format_line(&mut body, n, kept, chars),
+    )
+    .map_err(|e| ToolError::io(&path.shown, "view", &e))?;
+    let shown = ranges::clamp(request, summary.total_lines).map_err(ToolError::invalid)?;
+    ctx.ws.record_view(&path.real, summary.hash);
+
+    if summary.total_lines == 0 {
+        return Ok(text_result(format!(
+            "(the file {} is empty)",
+            path.shown.display()
+        )));
+    }
+    if shown.more_after {
+        let next_end = (shown.end + ranges::MAX_VIEW_LINES).min(match request.end {
+            Some(e) => e.min(shown.total),
+            None => shown.total,
+        });
+        body.push_str(&format!(
+            "\n[Showing lines {}-{} of {}. To see more, view with view_range [{}, {}].]\n",
+            shown.start,
+            shown.end,
+            shown.total,
+            shown.end + 1,
+            next_end
+        ));
+    }
+    Ok(text_result(body))
+}
+
+/// Fills the reader's buffer with up to [`SNIFF_BYTES`] bytes without consuming them.
+fn sniff(reader: &mut BufReader<File>) -> std::io::Result<Vec<u8>> {
+    let buf = reader.fill_buf()?;
+    Ok(buf[..buf.len().min(SNIFF_BYTES)].to_vec())
+}
+
+/// The MIME type of an image, from its magic bytes only: a `.png` that is really text is
+/// shown as text, and a PNG without an extension as an image.
+pub fn image_mime(head: &[u8]) -> Option<&'static str> {
+    if head.starts_with(b"\x89PNG\r\n\x1a\n") {
+        Some("image/png")
+    } else if head.starts_with(&[0xFF, 0xD8, 0xFF]) {
+        Some("image/jpeg")
+    } else if head.starts_with(b"GIF87a") || head.starts_with(b"GIF89a") {
+        Some("image/gif")
+    } else if head.len() >= 12 && head.starts_with(b"RIFF") && &head[8..12] == b"WEBP" {
+        Some("image/webp")
+    } else {
+        None
+    }
+}
+
+fn has_svg_extension(path: &Path) -> bool {
+    path.extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| e.eq_ignore_ascii_case("svg"))
+}
+
+/// Two levels of a directory, dotfiles included but `.git` and `node_modules` left out,
+/// symlinks shown as `name -> target` and not followed, denied entries left out.
+fn list_directory(ctx: &Ctx, real: &Path, shown: &Path) -> ToolResult<CallToolResult> {
+    let mut entries = Vec::new();
+    let mut omitted = 0usize;
+    collect_entries(ctx, real, "", 1, &mut entries, &mut omitted)
+        .map_err(|e| ToolError::io(shown, "list", &e))?;
+    let mut out = format!(
+        "{}/ (two levels deep; .git and node_modules not listed)\n",
+        shown.display().to_string().trim_end_matches('/')
+    );
+    if entries.is_empty() {
+        out.push_str("(empty directory)\n");
+    }
+    for e in &entries {
+        out.push_str(e);
+        out.push('\n');
+    }
+    if omitted > 0 {
+        out.push_str(&format!(
+            "[{omitted} more entries not listed; view a subdirectory to see them]\n"
+        ));
+    }
+    Ok(text_result(out))
+}
+
+fn collect_entries(
+    ctx: &Ctx,
+    dir: &Path,
+    prefix: &str,
+    depth: usize,
+    out: &mut Vec<String>,
+    omitted: &mut usize,
+) -> std::io::Result<()> {
+    let mut children: Vec<_> = fs::read_dir(dir)?.filter_map(Result::ok).collect();
+    children.sort_by_key(|e| e.file_name());
+    for child in children {
+        let name = child.file_name().to_string_lossy().into_owned();
+        if HIDDEN_NAMES.contains(&name.as_str()) {
+            continue;
+        }
+        let path = child.path();
+        if ctx.shared.scope.is_denied(&path) {
+            continue;
+        }
+        if out.len() >= MAX_LISTED_ENTRIES {
+            *omitted += 1;
+            continue;
+        }
+        let rel = format!("{prefix}{name}");
+        let file_type = child.file_type()?;
+        if file_type.is_symlink() {
+            let target = fs::read_link(&path)
+                .map(|t| t.display().to_string())
+                .unwrap_or_else(|_| "?".to_string());
+            out.push(format!("{rel} -> {target}"));
+        } else if file_type.is_dir() {
+            let at = out.len();
+            out.push(format!("{rel}/"));
+            if depth < 2
+                && let Err(e) =
+                    collect_entries(ctx, &path, &format!("{rel}/"), depth + 1, out, omitted)
+            {
+                out[at] = format!("{rel}/ (contents not listed: {})", io_reason(&e));
+            }
+        } else {
+            out.push(rel);
+        }
+    }
+    Ok(())
+}
+
+fn io_reason(e: &std::io::Error) -> String {
+    let s = e.to_string();
+    s.split(" (os error").next().unwrap_or(&s).to_lowercase()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn magic_bytes() {
+        assert_eq!(image_mime(b"\x89PNG\r\n\x1a\nrest"), Some("image/png"));
+        assert_eq!(image_mime(&[0xFF, 0xD8, 0xFF, 0xE0]), Some("image/jpeg"));
+        assert_eq!(image_mime(b"GIF89a..."), Some("image/gif"));
+        assert_eq!(image_mime(b"RIFF\0\0\0\0WEBPVP8 "), Some("image/webp"));
+        assert_eq!(image_mime(b"RIFF\0\0\0\0WAVE"), None);
+        assert_eq!(image_mime(b"<svg"), None);
+        assert_eq!(image_mime(b"\x89PN"), None);
+    }
+}

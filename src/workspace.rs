@@ -1,0 +1,123 @@
+//! Per-session state: the working directory relative paths resolve against, and the view
+//! records behind view-before-edit (DESIGN §7). stdio has one workspace for the process;
+//! each HTTP session has its own.
+
+use crate::error::{ErrorCode, ToolError, ToolResult};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+/// View records kept per workspace; past this the oldest are forgotten (an edit of a file
+/// viewed that long ago then asks for a fresh view, which is the safe side).
+const MAX_VIEW_RECORDS: usize = 8192;
+
+#[derive(Debug)]
+pub struct Workspace {
+    cwd: Mutex<PathBuf>,
+    views: Mutex<ViewRecords>,
+}
+
+#[derive(Debug, Default)]
+struct ViewRecords {
+    /// Real path → (content hash at the last view or Boris write, insertion stamp).
+    by_path: HashMap<PathBuf, (u64, u64)>,
+    clock: u64,
+}
+
+impl Workspace {
+    pub fn new(cwd: PathBuf) -> Self {
+        Workspace {
+            cwd: Mutex::new(cwd),
+            views: Mutex::new(ViewRecords::default()),
+        }
+    }
+
+    pub fn cwd(&self) -> PathBuf {
+        lock(&self.cwd).clone()
+    }
+
+    pub fn set_cwd(&self, cwd: PathBuf) {
+        *lock(&self.cwd) = cwd;
+    }
+
+    /// Remembers the content an agent has seen (or Boris itself wrote) at `real`.
+    pub fn record_view(&self, real: &Path, hash: u64) {
+        let mut views = lock(&self.views);
+        views.clock += 1;
+        let stamp = views.clock;
+        views.by_path.insert(real.to_path_buf(), (hash, stamp));
+        if views.by_path.len() > MAX_VIEW_RECORDS {
+            // Drop the oldest eighth in one go so eviction stays rare.
+            let mut stamps: Vec<u64> = views.by_path.values().map(|v| v.1).collect();
+            stamps.sort_unstable();
+            let cutoff = stamps[MAX_VIEW_RECORDS / 8];
+            views.by_path.retain(|_, v| v.1 > cutoff);
+        }
+    }
+
+    /// Checks that the file at `real`, whose current content hashes to `current`, was
+    /// viewed in this workspace and has not changed on disk since.
+    pub fn check_viewed(
+        &self,
+        real: &Path,
+        shown: &Path,
+        current: u64,
+        verb: &str,
+    ) -> ToolResult<()> {
+        match lock(&self.views).by_path.get(real) {
+            None => Err(ToolError::new(
+                ErrorCode::FileNotViewed,
+                format!(
+                    "{} has not been viewed in this session; view it before you {verb} it",
+                    shown.display()
+                ),
+            )),
+            Some((seen, _)) if *seen != current => Err(ToolError::new(
+                ErrorCode::FileChanged,
+                format!(
+                    "{} changed on disk since it was last viewed; view it again before you {verb} it",
+                    shown.display()
+                ),
+            )),
+            Some(_) => Ok(()),
+        }
+    }
+}
+
+/// A poisoned lock only means another tool call panicked while holding it; the data (a
+/// path, a map of hashes) is still consistent, so carry on rather than fail every call.
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn view_records() {
+        let ws = Workspace::new(PathBuf::from("/w"));
+        let p = Path::new("/w/a");
+        assert_eq!(
+            ws.check_viewed(p, p, 1, "edit").unwrap_err().code,
+            ErrorCode::FileNotViewed
+        );
+        ws.record_view(p, 1);
+        assert!(ws.check_viewed(p, p, 1, "edit").is_ok());
+        assert_eq!(
+            ws.check_viewed(p, p, 2, "edit").unwrap_err().code,
+            ErrorCode::FileChanged
+        );
+    }
+
+    #[test]
+    fn eviction_keeps_the_newest() {
+        let ws = Workspace::new(PathBuf::from("/w"));
+        for i in 0..(MAX_VIEW_RECORDS + 10) {
+            ws.record_view(&PathBuf::from(format!("/w/{i}")), 7);
+        }
+        let newest = PathBuf::from(format!("/w/{}", MAX_VIEW_RECORDS + 9));
+        assert!(ws.check_viewed(&newest, &newest, 7, "edit").is_ok());
+        assert!(lock(&ws.views).by_path.len() <= MAX_VIEW_RECORDS);
+    }
+}
