@@ -76,6 +76,9 @@ impl LogLevel {
 #[command(
     name = "boris",
     version,
+    // The last occurrence of a single-valued flag wins, so a wrapper (or a spec case)
+    // can override flags given earlier on the command line.
+    args_override_self = true,
     about = "Coding tools for AI agents over MCP: shell, view, edit, create, search.",
     after_help = "Every flag has a BORIS_* environment twin; a flag beats its env var. \
                   List env vars are comma-separated (a comma inside {…} does not split)."

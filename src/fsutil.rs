@@ -49,15 +49,15 @@ pub fn regular_file_meta(real: &Path, shown: &Path) -> ToolResult<Metadata> {
     Ok(meta)
 }
 
-pub fn check_size(size: u64, limit: u64, shown: &Path, what: &str) -> ToolResult<()> {
+/// Fails with `FILE_TOO_LARGE` when `size` is over `limit`. `what` names the operation
+/// ("view without view_range") and `fix` tells the agent what to do instead.
+pub fn check_size(size: u64, limit: u64, shown: &Path, what: &str, fix: &str) -> ToolResult<()> {
     if size > limit {
         return Err(ToolError::new(
             ErrorCode::FileTooLarge,
             format!(
-                "{} is {} bytes, over the {limit}-byte limit for {what} (--max-file-size); \
-                 view it in parts with view_range, or search it with grep",
+                "{} is {size} bytes, over the {limit}-byte limit for {what} (--max-file-size); {fix}",
                 shown.display(),
-                size
             ),
         ));
     }

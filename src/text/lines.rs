@@ -158,6 +158,23 @@ pub fn format_line(out: &mut String, number: usize, kept: &[u8], total_chars: us
     let _ = writeln!(out, "{number:>6}\t{shown}");
 }
 
+/// Lines `from..=to` of `content`, numbered as `view` shows them (for edit snippets).
+pub fn numbered_excerpt(content: &[u8], from: usize, to: usize) -> String {
+    let mut out = String::new();
+    let _ = scan_lines(
+        std::io::Cursor::new(content),
+        |n| n >= from && n <= to,
+        |n, kept, chars| format_line(&mut out, n, kept, chars),
+    );
+    out
+}
+
+/// 1-based number of the line that byte `offset` of `content` falls on.
+pub fn line_of_offset(content: &[u8], offset: usize) -> usize {
+    let end = offset.min(content.len());
+    memchr::memchr_iter(b'\n', &content[..end]).count() + 1
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -244,21 +261,4 @@ mod tests {
             }
         }
     }
-}
-
-/// Lines `from..=to` of `content`, numbered as `view` shows them (for edit snippets).
-pub fn numbered_excerpt(content: &[u8], from: usize, to: usize) -> String {
-    let mut out = String::new();
-    let _ = scan_lines(
-        std::io::Cursor::new(content),
-        |n| n >= from && n <= to,
-        |n, kept, chars| format_line(&mut out, n, kept, chars),
-    );
-    out
-}
-
-/// 1-based number of the line that byte `offset` of `content` falls on.
-pub fn line_of_offset(content: &[u8], offset: usize) -> usize {
-    let end = offset.min(content.len());
-    memchr::memchr_iter(b'\n', &content[..end]).count() + 1
 }

@@ -47,6 +47,7 @@ pub fn write_whole_file(
         ctx.max_file_size(),
         &path.shown,
         "create_file",
+        "write a smaller file, or raise --max-file-size",
     )?;
     let _edit = ctx.shared.edit_locks.lock(&path.real);
     let existed = match fs::metadata(&path.real) {

@@ -104,7 +104,13 @@ pub fn run(ctx: &Ctx, args: StrReplaceArgs) -> ToolResult<CallToolResult> {
 /// view-before-edit rule.
 pub fn read_for_edit(ctx: &Ctx, path: &ScopedPath, verb: &str) -> ToolResult<Vec<u8>> {
     let meta = fsutil::regular_file_meta(&path.real, &path.shown)?;
-    fsutil::check_size(meta.len(), ctx.max_file_size(), &path.shown, "editing")?;
+    fsutil::check_size(
+        meta.len(),
+        ctx.max_file_size(),
+        &path.shown,
+        "editing",
+        "edit it with a shell tool, or raise --max-file-size",
+    )?;
     let content = fsutil::read_file(&path.real, &path.shown, meta.len())?;
     if ctx.shared.require_view {
         ctx.ws
@@ -146,10 +152,13 @@ fn miss_error(path: &ScopedPath, content: &[u8], old: &str, e: ReplaceError) -> 
                         "is the most similar".to_string()
                     };
                     let last = c.last_line.min(c.first_line + 9);
+                    let span = if c.first_line == c.last_line {
+                        format!("line {}", c.first_line)
+                    } else {
+                        format!("lines {}-{}", c.first_line, c.last_line)
+                    };
                     format!(
-                        " The closest region, lines {}-{}, {how}:\n{}",
-                        c.first_line,
-                        c.last_line,
+                        " The closest region, {span}, {how}:\n{}",
                         numbered_excerpt(content, c.first_line, last)
                     )
                 }

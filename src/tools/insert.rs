@@ -32,8 +32,13 @@ pub fn run(
     fsutil::atomic_write(&path.real, &path.shown, &updated)?;
     ctx.ws.record_view(&path.real, hash_bytes(&updated));
     let excerpt = numbered_excerpt(&updated, first.saturating_sub(4).max(1), first + count + 3);
+    let place = if after == 0 {
+        "at the top".to_string()
+    } else {
+        format!("after line {after}")
+    };
     Ok(text_result(format!(
-        "Inserted {count} line{} after line {after} of {}. The lines around it now read:\n{excerpt}",
+        "Inserted {count} line{} {place} of {}. The lines around it now read:\n{excerpt}",
         if count == 1 { "" } else { "s" },
         path.shown.display()
     )))

@@ -101,9 +101,18 @@ pub fn dispatch(ctx: &Ctx, name: &str, args: JsonObject) -> Option<CallToolResul
 }
 
 /// Deserialises a tool's arguments; any mismatch is `[INVALID_INPUT]`.
+/// The message names the argument at fault (`path: invalid type: integer `5`, expected
+/// a string`), so an agent knows which one to fix.
 pub fn parse<T: DeserializeOwned>(tool: &str, args: JsonObject) -> ToolResult<T> {
-    serde_json::from_value(serde_json::Value::Object(args))
-        .map_err(|e| ToolError::invalid(format!("invalid arguments for {tool}: {e}")))
+    serde_path_to_error::deserialize(serde_json::Value::Object(args)).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner();
+        if path == "." {
+            ToolError::invalid(format!("invalid arguments for {tool}: {inner}"))
+        } else {
+            ToolError::invalid(format!("invalid arguments for {tool}: {path}: {inner}"))
+        }
+    })
 }
 
 pub fn text_result(text: impl Into<String>) -> CallToolResult {

@@ -69,7 +69,13 @@ pub fn run(ctx: &Ctx, args: ViewArgs, svg_as_image: bool) -> ToolResult<CallTool
     let mime = image_mime(&head)
         .or_else(|| (svg_as_image && has_svg_extension(&path.real)).then_some("image/svg+xml"));
     if let Some(mime) = mime {
-        fsutil::check_size(meta.len(), ctx.max_file_size(), &path.shown, "images")?;
+        fsutil::check_size(
+            meta.len(),
+            ctx.max_file_size(),
+            &path.shown,
+            "images",
+            "raise --max-file-size to view it",
+        )?;
         let mut bytes = Vec::with_capacity(meta.len() as usize);
         reader
             .read_to_end(&mut bytes)
@@ -100,6 +106,7 @@ pub fn run(ctx: &Ctx, args: ViewArgs, svg_as_image: bool) -> ToolResult<CallTool
             ctx.max_file_size(),
             &path.shown,
             "view without view_range",
+            "view it in parts with view_range [start, end]",
         )?;
     }
     let last_kept = request.last_kept();
