@@ -1,0 +1,493 @@
+//! Expectations against a response message. Pure: no I/O, no process.
+
+use serde_json::Value;
+
+use super::model::Expect;
+
+/// How long a quoted text may be in a failure message.
+pub const MAX_SHOWN: usize = 500;
+
+/// Cuts `s` to at most `max` characters (on a char boundary) and says how much was cut.
+pub fn truncate(s: &str, max: usize) -> String {
+    match s.char_indices().nth(max) {
+        None => s.to_string(),
+        Some((i, _)) => format!("{}…[{} more chars]", &s[..i], s[i..].chars().count()),
+    }
+}
+
+/// A text quoted for a failure message: JSON-escaped (so newlines and control bytes
+/// are visible) and truncated.
+pub fn quote(s: &str) -> String {
+    let q = serde_json::to_string(s).unwrap_or_else(|_| format!("{s:?}"));
+    truncate(&q, MAX_SHOWN)
+}
+
+/// A JSON value rendered compactly for a failure message, truncated.
+pub fn show(v: &Value) -> String {
+    truncate(&v.to_string(), MAX_SHOWN)
+}
+
+/// The concatenated text of every `text` content block of a `tools/call` response,
+/// or `None` if the response has no `result.content` array.
+pub fn content_text(response: &Value) -> Option<String> {
+    let content = response.get("result")?.get("content")?.as_array()?;
+    Some(
+        content
+            .iter()
+            .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))
+            .filter_map(|b| b.get("text").and_then(Value::as_str))
+            .collect(),
+    )
+}
+
+/// The `type` of every content block, in order.
+pub fn content_types(response: &Value) -> Option<Vec<String>> {
+    let content = response.get("result")?.get("content")?.as_array()?;
+    Some(
+        content
+            .iter()
+            .map(|b| {
+                b.get("type")
+                    .and_then(Value::as_str)
+                    .unwrap_or("<none>")
+                    .to_string()
+            })
+            .collect(),
+    )
+}
+
+/// JSON subset match: objects need every expected key, matching recursively (extra
+/// keys in `actual` are fine); arrays need the same length, elementwise; scalars are
+/// equal (numbers compared by value, so `1` matches `1.0`). The error names the first
+/// mismatching location as a path like `$.result.content[0].type`.
+pub fn subset_match(expected: &Value, actual: &Value) -> Result<(), String> {
+    subset_at(expected, actual, "$")
+}
+
+fn subset_at(expected: &Value, actual: &Value, at: &str) -> Result<(), String> {
+    match (expected, actual) {
+        (Value::Object(e), Value::Object(a)) => {
+            for (k, ev) in e {
+                let here = format!("{at}.{k}");
+                match a.get(k) {
+                    None => return Err(format!("{here}: missing (expected {})", show(ev))),
+                    Some(av) => subset_at(ev, av, &here)?,
+                }
+            }
+            Ok(())
+        }
+        (Value::Array(e), Value::Array(a)) => {
+            if e.len() != a.len() {
+                return Err(format!(
+                    "{at}: expected an array of {} elements, got {}: {}",
+                    e.len(),
+                    a.len(),
+                    show(actual)
+                ));
+            }
+            for (i, (ev, av)) in e.iter().zip(a).enumerate() {
+                subset_at(ev, av, &format!("{at}[{i}]"))?;
+            }
+            Ok(())
+        }
+        (Value::Number(e), Value::Number(a)) => {
+            if e == a || (e.as_f64().is_some() && e.as_f64() == a.as_f64()) {
+                Ok(())
+            } else {
+                Err(format!("{at}: expected {e}, got {a}"))
+            }
+        }
+        (e, a) if e == a => Ok(()),
+        (e, a) => Err(format!("{at}: expected {}, got {}", show(e), show(a))),
+    }
+}
+
+/// Checks a response (a JSON-RPC message with `result` or `error`) against `expect`.
+///
+/// `tool_call`: the step is a `call`, so text expectations apply to the concatenated
+/// text content; otherwise (and for an error response) they apply to the compact
+/// JSON of the whole response. Returns one message per failed expectation.
+pub fn check_response(expect: &Expect, response: &Value, tool_call: bool) -> Vec<String> {
+    let mut fails = Vec::new();
+    let error = response.get("error");
+    let result = response.get("result");
+
+    match (expect.jsonrpc_error, error) {
+        (Some(code), Some(err)) => {
+            let got = err.get("code").and_then(Value::as_i64);
+            if got != Some(code) {
+                fails.push(format!(
+                    "expected JSON-RPC error {code}, got error {}",
+                    show(err)
+                ));
+            }
+        }
+        (Some(code), None) => {
+            fails.push(format!(
+                "expected JSON-RPC error {code}, got {}",
+                show(response)
+            ));
+            return fails;
+        }
+        (None, Some(err)) => {
+            let match_wants_error = expect
+                .match_
+                .as_ref()
+                .is_some_and(|m| m.get("error").is_some());
+            if !match_wants_error {
+                fails.push(format!("unexpected JSON-RPC error: {}", show(err)));
+                return fails;
+            }
+        }
+        (None, None) => {
+            if result.is_none() {
+                fails.push(format!(
+                    "response has neither `result` nor `error`: {}",
+                    show(response)
+                ));
+                return fails;
+            }
+        }
+    }
+
+    let is_error = result.map(|r| r.get("isError").and_then(Value::as_bool) == Some(true));
+    let text_content = content_text(response);
+
+    if let Some(want) = expect.is_error {
+        match is_error {
+            None => fails.push(format!(
+                "expected isError={want}, got a JSON-RPC error instead of a result"
+            )),
+            Some(got) if got != want => fails.push(format!(
+                "expected isError={want}, got isError={got}; text: {}",
+                quote(text_content.as_deref().unwrap_or(""))
+            )),
+            _ => {}
+        }
+    }
+
+    if let Some(code) = &expect.code {
+        let prefix = format!("[{code}]");
+        match &text_content {
+            None => fails.push(format!(
+                "expected error code {prefix}, but the response has no result.content: {}",
+                show(response)
+            )),
+            Some(t) => {
+                if !t.starts_with(&prefix) {
+                    fails.push(format!(
+                        "expected text starting with {prefix}, got {}",
+                        quote(t)
+                    ));
+                }
+                if is_error != Some(true) {
+                    fails.push(format!("expected isError=true with code {prefix}"));
+                }
+            }
+        }
+    }
+
+    let wants_text = expect.text.is_some()
+        || !expect.contains.is_empty()
+        || !expect.not_contains.is_empty()
+        || !expect.regex.is_empty();
+    if wants_text {
+        let (what, subject) = if tool_call && error.is_none() {
+            match &text_content {
+                Some(t) => ("text", t.clone()),
+                None => {
+                    fails.push(format!(
+                        "expected text content, but the response has no result.content: {}",
+                        show(response)
+                    ));
+                    return fails;
+                }
+            }
+        } else {
+            ("response JSON", response.to_string())
+        };
+        if let Some(want) = &expect.text
+            && want != &subject
+        {
+            fails.push(format!(
+                "expected {what} {}, got {}{}",
+                quote(want),
+                quote(&subject),
+                first_difference(want, &subject)
+            ));
+        }
+        for c in expect.contains.iter() {
+            if !subject.contains(c.as_str()) {
+                fails.push(format!(
+                    "expected {what} to contain {}, got {}",
+                    quote(c),
+                    quote(&subject)
+                ));
+            }
+        }
+        for c in expect.not_contains.iter() {
+            if subject.contains(c.as_str()) {
+                fails.push(format!(
+                    "expected {what} not to contain {}, got {}",
+                    quote(c),
+                    quote(&subject)
+                ));
+            }
+        }
+        for r in expect.regex.iter() {
+            match regex::Regex::new(r) {
+                Err(e) => fails.push(format!("invalid regex /{r}/: {e}")),
+                Ok(re) => {
+                    if !re.is_match(&subject) {
+                        fails.push(format!(
+                            "expected {what} to match /{r}/, got {}",
+                            quote(&subject)
+                        ));
+                    }
+                }
+            }
+        }
+    }
+
+    if let Some(want) = &expect.content_types {
+        match content_types(response) {
+            None => fails.push(format!(
+                "expected content types {want:?}, but the response has no result.content"
+            )),
+            Some(got) if &got != want => {
+                fails.push(format!("expected content types {want:?}, got {got:?}"))
+            }
+            _ => {}
+        }
+    }
+
+    if let Some(m) = &expect.match_
+        && let Err(e) = subset_match(m, response)
+    {
+        fails.push(format!("match failed at {e}"));
+    }
+
+    fails
+}
+
+/// Each pattern must subset-match at least one of `received`.
+pub fn check_notifications(patterns: &[Value], received: &[Value]) -> Vec<String> {
+    patterns
+        .iter()
+        .filter(|p| !received.iter().any(|r| subset_match(p, r).is_ok()))
+        .map(|p| {
+            let got: Vec<String> = received
+                .iter()
+                .map(|r| {
+                    r.get("method")
+                        .and_then(Value::as_str)
+                        .unwrap_or("?")
+                        .to_string()
+                })
+                .collect();
+            format!(
+                "expected a server message matching {} while waiting; got {} message(s){}",
+                show(p),
+                received.len(),
+                if got.is_empty() {
+                    String::new()
+                } else {
+                    format!(": {}", got.join(", "))
+                }
+            )
+        })
+        .collect()
+}
+
+/// ` (first difference at char N)` for two unequal texts, else empty.
+fn first_difference(a: &str, b: &str) -> String {
+    let n = a.chars().zip(b.chars()).take_while(|(x, y)| x == y).count();
+    if a == b {
+        String::new()
+    } else {
+        format!(" (first difference at char {n})")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::model::Strings;
+    use serde_json::json;
+
+    fn ok_text(text: &str, is_error: bool) -> Value {
+        json!({"jsonrpc": "2.0", "id": 1, "result": {
+            "content": [{"type": "text", "text": text}], "isError": is_error}})
+    }
+
+    fn strings(v: &[&str]) -> Strings {
+        Strings(v.iter().map(|s| s.to_string()).collect())
+    }
+
+    #[test]
+    fn truncate_on_char_boundaries() {
+        assert_eq!(truncate("abc", 5), "abc");
+        assert_eq!(truncate("héllo", 2), "hé…[3 more chars]");
+        assert_eq!(truncate("", 0), "");
+    }
+
+    #[test]
+    fn subset_objects_arrays_scalars() {
+        let actual = json!({"a": 1, "b": {"c": [1, 2], "d": "x"}, "e": null});
+        assert!(subset_match(&json!({}), &actual).is_ok());
+        assert!(subset_match(&json!({"b": {"d": "x"}}), &actual).is_ok());
+        assert!(subset_match(&json!({"a": 1.0}), &actual).is_ok());
+        assert!(subset_match(&json!({"e": null}), &actual).is_ok());
+        let e = subset_match(&json!({"b": {"c": [1]}}), &actual).unwrap_err();
+        assert!(e.starts_with("$.b.c: expected an array of 1"), "{e}");
+        let e = subset_match(&json!({"b": {"c": [1, 3]}}), &actual).unwrap_err();
+        assert_eq!(e, "$.b.c[1]: expected 3, got 2");
+        let e = subset_match(&json!({"z": true}), &actual).unwrap_err();
+        assert_eq!(e, "$.z: missing (expected true)");
+        let e = subset_match(&json!({"a": "1"}), &actual).unwrap_err();
+        assert_eq!(e, "$.a: expected \"1\", got 1");
+    }
+
+    #[test]
+    fn text_expectations() {
+        let r = ok_text("hello world", false);
+        let mut e = Expect {
+            text: Some("hello world".into()),
+            contains: strings(&["hello"]),
+            not_contains: strings(&["bye"]),
+            regex: strings(&["^hel+o"]),
+            is_error: Some(false),
+            content_types: Some(vec!["text".into()]),
+            ..Default::default()
+        };
+        assert!(check_response(&e, &r, true).is_empty());
+        e.text = Some("hello there".into());
+        e.contains = strings(&["nope"]);
+        e.not_contains = strings(&["world"]);
+        e.regex = strings(&["^world"]);
+        e.is_error = Some(true);
+        e.content_types = Some(vec!["image".into()]);
+        let f = check_response(&e, &r, true);
+        assert_eq!(f.len(), 6, "{f:#?}");
+        assert!(f[0].contains("isError=true"), "{}", f[0]);
+        assert!(f[1].contains("first difference at char 6"), "{}", f[1]);
+        assert!(f[2].contains("to contain \"nope\""), "{}", f[2]);
+        assert!(f[3].contains("not to contain \"world\""), "{}", f[3]);
+        assert!(f[4].contains("/^world/"), "{}", f[4]);
+        assert!(f[5].contains("content types"), "{}", f[5]);
+    }
+
+    #[test]
+    fn text_concatenates_text_blocks_only() {
+        let r = json!({"id": 1, "result": {"content": [
+            {"type": "text", "text": "a"},
+            {"type": "image", "data": "xx", "mimeType": "image/png"},
+            {"type": "text", "text": "b"}]}});
+        assert_eq!(content_text(&r).as_deref(), Some("ab"));
+        assert_eq!(
+            content_types(&r),
+            Some(vec!["text".into(), "image".into(), "text".into()])
+        );
+    }
+
+    #[test]
+    fn code_needs_prefix_and_is_error() {
+        let e = Expect {
+            code: Some("PATH_NOT_FOUND".into()),
+            ..Default::default()
+        };
+        assert!(
+            check_response(
+                &e,
+                &ok_text("[PATH_NOT_FOUND] no such file: /a", true),
+                true
+            )
+            .is_empty()
+        );
+        let f = check_response(&e, &ok_text("[PATH_NOT_FOUND] x", false), true);
+        assert_eq!(f.len(), 1);
+        assert!(f[0].contains("isError=true"));
+        let f = check_response(&e, &ok_text("[ACCESS_DENIED] x", true), true);
+        assert_eq!(f.len(), 1);
+        assert!(f[0].contains("starting with [PATH_NOT_FOUND]"));
+    }
+
+    #[test]
+    fn jsonrpc_errors() {
+        let err = json!({"jsonrpc": "2.0", "id": 3, "error": {"code": -32602, "message": "bad"}});
+        let want = Expect {
+            jsonrpc_error: Some(-32602),
+            contains: strings(&["bad"]),
+            ..Default::default()
+        };
+        // Text checks on an error response apply to the compact JSON.
+        assert!(check_response(&want, &err, true).is_empty());
+        let other = Expect {
+            jsonrpc_error: Some(-32601),
+            ..Default::default()
+        };
+        assert_eq!(check_response(&other, &err, true).len(), 1);
+        // An unexpected error fails even with no expectations.
+        let f = check_response(&Expect::default(), &err, true);
+        assert_eq!(f.len(), 1);
+        assert!(f[0].starts_with("unexpected JSON-RPC error"));
+        // ...unless `match` asks for it.
+        let m = Expect {
+            match_: Some(json!({"error": {"code": -32602}})),
+            ..Default::default()
+        };
+        assert!(check_response(&m, &err, false).is_empty());
+        // Expecting an error but getting a result.
+        let f = check_response(&want, &ok_text("x", false), true);
+        assert_eq!(f.len(), 1);
+        assert!(f[0].starts_with("expected JSON-RPC error -32602, got"));
+    }
+
+    #[test]
+    fn raw_requests_match_compact_json() {
+        let r = json!({"jsonrpc": "2.0", "id": 1, "result": {"tools": [{"name": "view"}]}});
+        let e = Expect {
+            contains: strings(&[r#""name":"view""#]),
+            match_: Some(json!({"result": {"tools": [{"name": "view"}]}})),
+            ..Default::default()
+        };
+        assert!(check_response(&e, &r, false).is_empty());
+        let e = Expect {
+            text: Some("x".into()),
+            ..Default::default()
+        };
+        // A call step whose result has no content cannot satisfy text checks.
+        let f = check_response(&e, &r, true);
+        assert_eq!(f.len(), 1);
+        assert!(f[0].contains("no result.content"));
+    }
+
+    #[test]
+    fn notifications_need_a_match_each() {
+        let got = vec![
+            json!({"method": "notifications/progress", "params": {"progressToken": "t1", "progress": 1}}),
+            json!({"method": "notifications/message", "params": {}}),
+        ];
+        assert!(
+            check_notifications(
+                &[json!({"method": "notifications/progress", "params": {"progressToken": "t1"}})],
+                &got
+            )
+            .is_empty()
+        );
+        let f = check_notifications(&[json!({"method": "notifications/cancelled"})], &got);
+        assert_eq!(f.len(), 1);
+        assert!(
+            f[0].contains("notifications/progress, notifications/message"),
+            "{}",
+            f[0]
+        );
+    }
+
+    #[test]
+    fn quote_escapes_and_truncates() {
+        assert_eq!(quote("a\nb"), r#""a\nb""#);
+        let long = "x".repeat(1000);
+        assert!(quote(&long).ends_with("more chars]"));
+    }
+}

@@ -1,0 +1,209 @@
+//! The golden spec harness: replays YAML cases (`spec/**/*.yaml`) against any stdio
+//! MCP server over raw newline-delimited JSON-RPC.
+//!
+//! Used by the `boris-spec` binary and by `tests/spec.rs`. The format is documented in
+//! `spec/FORMAT.md`.
+//!
+//! - [`model`]: the YAML types, validation, placeholder expansion (pure);
+//! - [`matcher`]: expectations against a response (pure);
+//! - [`normalise`]: transcript normalisation for goldens (pure);
+//! - [`junit`]: JUnit XML (pure);
+//! - [`runner`]: the workdir, the server process, the steps.
+
+pub mod junit;
+pub mod matcher;
+pub mod model;
+pub mod normalise;
+pub mod runner;
+
+use std::path::{Path, PathBuf};
+
+pub use model::{Case, load_case, parse_case};
+pub use normalise::{Normaliser, normalise};
+pub use runner::{CaseOutcome, RunOptions, run_case, shell_quote};
+
+/// Expands `paths` (files, or directories searched recursively for `*.yaml`) into a
+/// sorted, de-duplicated list of case files. A missing path is an error.
+pub fn discover(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), String> {
+        let entries =
+            std::fs::read_dir(dir).map_err(|e| format!("cannot read {}: {e}", dir.display()))?;
+        for e in entries {
+            let e = e.map_err(|e| format!("cannot read {}: {e}", dir.display()))?;
+            let p = e.path();
+            let ft = e
+                .file_type()
+                .map_err(|e| format!("cannot stat {}: {e}", p.display()))?;
+            if ft.is_dir() {
+                walk(&p, out)?;
+            } else if p.extension().is_some_and(|x| x == "yaml") {
+                out.push(p);
+            }
+        }
+        Ok(())
+    }
+    let mut out = Vec::new();
+    for p in paths {
+        let meta = std::fs::metadata(p).map_err(|e| format!("{}: {e}", p.display()))?;
+        if meta.is_dir() {
+            walk(p, &mut out)?;
+        } else {
+            out.push(p.clone());
+        }
+    }
+    out.sort();
+    out.dedup();
+    Ok(out)
+}
+
+/// Loads and runs one case file; a file that does not load is a failed outcome.
+pub fn run_path(path: &Path, opts: &RunOptions) -> CaseOutcome {
+    match load_case(path) {
+        Ok(case) => run_case(&case, opts),
+        Err(e) => CaseOutcome::error(path, e),
+    }
+}
+
+/// Runs case files on `jobs` threads (at least 1). `on_done` is called on the calling
+/// thread for each outcome, in the order of `paths`, as soon as it and every earlier
+/// one are known. Returns every outcome, in the order of `paths`.
+pub fn run_paths(
+    paths: &[PathBuf],
+    opts: &RunOptions,
+    jobs: usize,
+    mut on_done: impl FnMut(&CaseOutcome),
+) -> Vec<CaseOutcome> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::mpsc;
+
+    let next = AtomicUsize::new(0);
+    let mut results: Vec<Option<CaseOutcome>> = vec![None; paths.len()];
+    let mut reported = 0;
+    std::thread::scope(|scope| {
+        let (tx, rx) = mpsc::channel();
+        for _ in 0..jobs.clamp(1, paths.len().max(1)) {
+            let tx = tx.clone();
+            let next = &next;
+            scope.spawn(move || {
+                loop {
+                    let i = next.fetch_add(1, Ordering::SeqCst);
+                    let Some(path) = paths.get(i) else { break };
+                    let outcome =
+                        std::panic::catch_unwind(|| run_path(path, opts)).unwrap_or_else(|p| {
+                            let msg = p
+                                .downcast_ref::<&str>()
+                                .map(|s| s.to_string())
+                                .or_else(|| p.downcast_ref::<String>().cloned())
+                                .unwrap_or_else(|| "unknown panic".into());
+                            CaseOutcome::error(path, format!("harness panicked: {msg}"))
+                        });
+                    if tx.send((i, outcome)).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        drop(tx);
+        for (i, outcome) in rx {
+            results[i] = Some(outcome);
+            while let Some(Some(o)) = results.get(reported) {
+                on_done(o);
+                reported += 1;
+            }
+        }
+    });
+    results
+        .into_iter()
+        .zip(paths)
+        .map(|(r, p)| r.unwrap_or_else(|| CaseOutcome::error(p, "case did not run".into())))
+        .collect()
+}
+
+/// Makes a relative first word of a server command line absolute (against `cwd`) if
+/// it contains a `/` and exists there, since the server runs in each case's workdir:
+/// `target/debug/boris --transport stdio` → `/repo/target/debug/boris --transport stdio`.
+/// Anything else (a bare name found on PATH, a quoted or absolute word) is kept.
+pub fn resolve_server_command(cmd: &str, cwd: &Path) -> String {
+    let trimmed = cmd.trim_start();
+    let end = trimmed.find(char::is_whitespace).unwrap_or(trimmed.len());
+    let (first, rest) = trimmed.split_at(end);
+    let plain = !first.contains(['\'', '"', '\\', '$', '`', '=', ';', '&', '|']);
+    if plain && first.contains('/') && !first.starts_with('/') {
+        let abs = cwd.join(first);
+        if abs.exists() {
+            return format!("{}{rest}", shell_quote(&abs.to_string_lossy()));
+        }
+    }
+    cmd.to_string()
+}
+
+/// The JUnit classname of a case path: its directory with `/` → `.` (`spec.view`).
+pub fn classname(path: &Path) -> String {
+    path.parent()
+        .map(|p| p.to_string_lossy().replace('/', "."))
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "spec".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn discover_sorts_and_recurses() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        std::fs::create_dir_all(d.join("b/deep")).unwrap();
+        std::fs::create_dir_all(d.join("a")).unwrap();
+        for f in [
+            "b/deep/z.yaml",
+            "b/x.yaml",
+            "a/y.yaml",
+            "a/notes.md",
+            "top.yaml",
+        ] {
+            std::fs::write(d.join(f), "").unwrap();
+        }
+        let got = discover(&[d.to_path_buf(), d.join("a/y.yaml")]).unwrap();
+        let rel: Vec<String> = got
+            .iter()
+            .map(|p| p.strip_prefix(d).unwrap().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(rel, ["a/y.yaml", "b/deep/z.yaml", "b/x.yaml", "top.yaml"]);
+        assert!(discover(&[d.join("missing")]).is_err());
+    }
+
+    #[test]
+    fn resolve_server_command_makes_relative_paths_absolute() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        std::fs::create_dir_all(d.join("target/debug")).unwrap();
+        std::fs::write(d.join("target/debug/boris"), "").unwrap();
+        assert_eq!(
+            resolve_server_command("target/debug/boris --transport stdio", d),
+            format!(
+                "{} --transport stdio",
+                shell_quote(&d.join("target/debug/boris").to_string_lossy())
+            )
+        );
+        assert_eq!(
+            resolve_server_command("./target/debug/boris", d),
+            shell_quote(&d.join("./target/debug/boris").to_string_lossy())
+        );
+        for keep in [
+            "boris --transport stdio",
+            "/usr/bin/env boris",
+            "missing/bin --x",
+            "'target/debug/boris' --x",
+            "FOO=1 target/debug/boris",
+        ] {
+            assert_eq!(resolve_server_command(keep, d), keep);
+        }
+    }
+
+    #[test]
+    fn classname_from_path() {
+        assert_eq!(classname(Path::new("spec/view/a.yaml")), "spec.view");
+        assert_eq!(classname(Path::new("a.yaml")), "spec");
+    }
+}
