@@ -1,0 +1,169 @@
+//! The binary as a process: `--version`, and the HTTP transport over a real socket
+//! (health, bearer token, initialize). The MCP behaviour itself is covered by the spec
+//! suite (tests/spec.rs); these check what a YAML case over stdio cannot.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_boris");
+
+#[test]
+fn version_flag_prints_the_crate_version() {
+    let out = Command::new(BIN)
+        .arg("--version")
+        .output()
+        .expect("run boris");
+    assert!(out.status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        format!("boris {}", env!("CARGO_PKG_VERSION"))
+    );
+}
+
+/// A server on a free port, killed when dropped.
+struct HttpServer {
+    child: Child,
+    addr: String,
+    stderr_lines: Vec<String>,
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn start_http(extra: &[&str]) -> HttpServer {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut child = Command::new(BIN)
+        .args(["--transport", "http", "--port", "0", "--workdir"])
+        .arg(dir.path())
+        .args(extra)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn boris");
+    let stderr = child.stderr.take().expect("stderr");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let mut lines = Vec::new();
+    while Instant::now() < deadline {
+        let Ok(line) = rx.recv_timeout(Duration::from_millis(100)) else {
+            continue;
+        };
+        lines.push(line.clone());
+        if let Some(at) = line.find("bound=") {
+            let addr = line[at + 6..]
+                .split_whitespace()
+                .next()
+                .unwrap_or("")
+                .to_string();
+            // Keep the directory alive as long as the process.
+            std::mem::forget(dir);
+            return HttpServer {
+                child,
+                addr,
+                stderr_lines: lines,
+            };
+        }
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    panic!("boris did not log its bound address; stderr: {lines:#?}");
+}
+
+fn http(addr: &str, request: &str) -> String {
+    let mut stream = TcpStream::connect(addr).expect("connect");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .expect("timeout");
+    stream.write_all(request.as_bytes()).expect("write");
+    let mut response = String::new();
+    let _ = stream.read_to_string(&mut response);
+    response
+}
+
+fn post_initialize(addr: &str, auth: Option<&str>) -> String {
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+    let auth = auth
+        .map(|a| format!("Authorization: {a}\r\n"))
+        .unwrap_or_default();
+    http(
+        addr,
+        &format!(
+            "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+             Accept: application/json, text/event-stream\r\n{auth}Content-Length: {}\r\n\
+             Connection: close\r\n\r\n{body}",
+            body.len()
+        ),
+    )
+}
+
+#[test]
+fn http_health_and_initialize() {
+    let server = start_http(&[]);
+    let health = http(
+        &server.addr,
+        &format!(
+            "GET /health HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n",
+            server.addr
+        ),
+    );
+    assert!(health.starts_with("HTTP/1.1 200"), "{health}");
+    assert!(health.contains(r#"{"status":"ok"}"#), "{health}");
+
+    let init = post_initialize(&server.addr, None);
+    assert!(init.starts_with("HTTP/1.1 200"), "{init}");
+    assert!(
+        init.to_ascii_lowercase().contains("mcp-session-id:"),
+        "{init}"
+    );
+    assert!(init.contains(r#""serverInfo":{"name":"boris""#), "{init}");
+}
+
+#[test]
+fn http_bearer_token_is_required_and_checked() {
+    let server = start_http(&["--generate-token"]);
+    let token = server
+        .stderr_lines
+        .iter()
+        .find_map(|l| l.strip_prefix("bearer token: "))
+        .expect("the generated token is printed on stderr")
+        .to_string();
+    assert_eq!(token.len(), 64);
+    assert!(token.chars().all(|c| c.is_ascii_hexdigit()));
+
+    let missing = post_initialize(&server.addr, None);
+    assert!(missing.starts_with("HTTP/1.1 401"), "{missing}");
+    assert!(
+        missing
+            .to_ascii_lowercase()
+            .contains("www-authenticate: bearer"),
+        "{missing}"
+    );
+    let wrong = post_initialize(&server.addr, Some("Bearer 0000"));
+    assert!(wrong.starts_with("HTTP/1.1 401"), "{wrong}");
+    let right = post_initialize(&server.addr, Some(&format!("bearer {token}")));
+    assert!(right.starts_with("HTTP/1.1 200"), "{right}");
+
+    // Health stays open without the token.
+    let health = http(
+        &server.addr,
+        &format!(
+            "GET /health HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n",
+            server.addr
+        ),
+    );
+    assert!(health.starts_with("HTTP/1.1 200"), "{health}");
+}
