@@ -2,7 +2,7 @@
 //! MCP server over raw newline-delimited JSON-RPC.
 //!
 //! Used by the `boris-spec` binary and by `tests/spec.rs`. The format is documented in
-//! `spec/FORMAT.md`.
+//! CONTRIBUTING.md ("The spec case format").
 //!
 //! - [`model`]: the YAML types, validation, placeholder expansion (pure);
 //! - [`matcher`]: expectations against a response (pure);

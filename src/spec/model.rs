@@ -4,7 +4,7 @@
 //! silently skipped assertion. Steps and fixture entries are first read into a "raw"
 //! struct with every key optional, then converted (`try_from`) into a clean enum; the
 //! conversion checks that exactly one action key is present and that the other keys
-//! make sense for it. See `spec/FORMAT.md` for the user-facing description.
+//! make sense for it. See CONTRIBUTING.md ("The spec case format") for the user-facing description.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
