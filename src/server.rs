@@ -2,10 +2,10 @@
 //! turns every failure (bad arguments, a tool error, even a panic) into an `isError`
 //! result the agent can read.
 
-use crate::tools::{self, Ctx, Shared};
+use crate::tools::{self, Call, Ctx, Progress, Shared};
 use crate::workspace::Workspace;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    CallToolRequestParams, CallToolResponse, Implementation,
     ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
 };
 use rmcp::service::RequestContext;
@@ -106,7 +106,7 @@ impl ServerHandler for BorisServer {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let name = request.name.to_string();
         if self.get_tool(&name).is_none() {
@@ -125,62 +125,16 @@ impl ServerHandler for BorisServer {
             ));
         }
         let args = request.arguments.unwrap_or_default();
-        let ctx = self.ctx.clone();
-        // File tools do blocking I/O: keep it off the async workers. A panic in a tool
-        // surfaces here as a JoinError, and becomes a result instead of a call that never
-        // answers.
-        let tool_name = name.clone();
-        let joined =
-            tokio::task::spawn_blocking(move || tools::dispatch(&ctx, &tool_name, args)).await;
-        let result = match joined {
-            Ok(Some(result)) => result,
-            Ok(None) => {
-                return Err(McpError::invalid_params(
-                    format!("unknown tool {name:?}"),
-                    None,
-                ));
-            }
-            Err(join_error) => panic_result(&name, join_error),
+        let call = Call {
+            ct: context.ct.clone(),
+            progress: context.meta.get_progress_token().map(|token| Progress {
+                peer: context.peer.clone(),
+                token,
+            }),
         };
-        Ok(result.into())
-    }
-}
-
-/// The result a panicking tool call returns.
-pub fn panic_result(tool: &str, err: tokio::task::JoinError) -> CallToolResult {
-    let detail = match err.try_into_panic() {
-        Ok(payload) => payload
-            .downcast_ref::<&str>()
-            .map(|s| s.to_string())
-            .or_else(|| payload.downcast_ref::<String>().cloned())
-            .unwrap_or_else(|| "unknown panic".to_string()),
-        Err(_) => "the call was cancelled".to_string(),
-    };
-    tracing::error!(tool, %detail, "tool call panicked");
-    CallToolResult::error(vec![ContentBlock::text(format!(
-        "[INTERNAL_ERROR] the {tool} tool failed unexpectedly ({detail}). Files are written \
-         atomically, so none was left half-written. This is a bug in Boris; please report it."
-    ))])
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[tokio::test]
-    async fn a_panicking_call_becomes_an_error_result() {
-        let err = tokio::task::spawn_blocking(|| panic!("boom"))
-            .await
-            .unwrap_err();
-        let r = panic_result("view", err);
-        assert_eq!(r.is_error, Some(true));
-        let text = r.content[0]
-            .as_text()
-            .map(|t| t.text.clone())
-            .unwrap_or_default();
-        assert!(
-            text.starts_with("[INTERNAL_ERROR] the view tool failed unexpectedly (boom)"),
-            "{text}"
-        );
+        match tools::dispatch(&self.ctx, &name, args, call).await {
+            Some(result) => Ok(result.into()),
+            None => Err(McpError::invalid_params(format!("unknown tool {name:?}"), None)),
+        }
     }
 }

@@ -14,10 +14,15 @@ use crate::config::{Config, ViewBeforeEdit};
 use crate::error::{ToolError, ToolResult};
 use crate::scope::{Scope, ScopedPath};
 use crate::workspace::Workspace;
-use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool, ToolAnnotations};
+use rmcp::model::{
+    CallToolResult, ContentBlock, JsonObject, ProgressNotificationParam, ProgressToken, Tool,
+    ToolAnnotations,
+};
+use rmcp::{Peer, RoleServer};
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use std::sync::Arc;
+use tokio_util::sync::CancellationToken;
 
 /// What every session of one server shares: the configuration and the path rules.
 #[derive(Debug)]
@@ -63,7 +68,14 @@ pub struct Ctx {
 }
 
 impl Ctx {
+    /// Resolves a path a tool will write (or read and then write).
     pub fn resolve(&self, path: &str) -> ToolResult<ScopedPath> {
+        self.shared.scope.resolve(&self.ws.cwd(), path)
+    }
+
+    /// Resolves a path a tool only reads (`view`, `grep`, `glob`). Besides the allowed
+    /// directories, bash's spill files are readable here, wherever they live.
+    pub fn resolve_read(&self, path: &str) -> ToolResult<ScopedPath> {
         self.shared.scope.resolve(&self.ws.cwd(), path)
     }
 
@@ -84,20 +96,99 @@ fn catalogue(config: &Config) -> Vec<Tool> {
     tools
 }
 
+/// What one call carries besides its arguments: its cancellation (MCP
+/// `notifications/cancelled`, or a dropped HTTP stream) and, when the client asked for
+/// them, a way to send progress notifications.
+#[derive(Clone, Default)]
+pub struct Call {
+    pub ct: CancellationToken,
+    pub progress: Option<Progress>,
+}
+
+/// Sends `notifications/progress` for one request, echoing its token.
+#[derive(Clone)]
+pub struct Progress {
+    pub peer: Peer<RoleServer>,
+    pub token: ProgressToken,
+}
+
+impl Progress {
+    pub async fn notify(&self, progress: f64, message: Option<String>) {
+        let mut param = ProgressNotificationParam::new(self.token.clone(), progress);
+        if let Some(m) = message {
+            param = param.with_message(m);
+        }
+        // A client that went away cannot be told anything; the call itself carries on
+        // until it is cancelled.
+        let _ = self.peer.notify_progress(param).await;
+    }
+}
+
 /// Runs the tool `name`, or returns `None` when this server does not register it.
-pub fn dispatch(ctx: &Ctx, name: &str, args: JsonObject) -> Option<CallToolResult> {
+/// Every outcome, including a panic inside the tool, is a result the client can read.
+pub async fn dispatch(ctx: &Ctx, name: &str, args: JsonObject, call: Call) -> Option<CallToolResult> {
     if !ctx.shared.tools.iter().any(|t| t.name == name) {
         return None;
     }
-    let compat = ctx.shared.config.anthropic_compat;
     let outcome = match name {
+        _ => {
+            // Blocking filesystem work stays off the async workers; a panic surfaces as
+            // a JoinError.
+            let (ctx, tool, ct) = (ctx.clone(), name.to_string(), call.ct.clone());
+            match tokio::task::spawn_blocking(move || dispatch_blocking(&ctx, &tool, args, &ct)).await {
+                Ok(Some(outcome)) => outcome,
+                Ok(None) => return None,
+                Err(join_error) => return Some(panic_result(name, join_error.try_into_panic().ok())),
+            }
+        }
+    };
+    Some(outcome.unwrap_or_else(|e| e.to_result()))
+}
+
+/// The tools that do blocking filesystem work.
+fn dispatch_blocking(
+    ctx: &Ctx,
+    name: &str,
+    args: JsonObject,
+    #[allow(unused_variables)] ct: &CancellationToken,
+) -> Option<ToolResult<CallToolResult>> {
+    let compat = ctx.shared.config.anthropic_compat;
+    Some(match name {
         "view" => parse(name, args).and_then(|a| view::run(ctx, a, !compat)),
         "str_replace" => parse(name, args).and_then(|a| edit::run(ctx, a)),
         "create_file" => parse(name, args).and_then(|a| create::run(ctx, a)),
         "str_replace_editor" => parse(name, args).and_then(|a| editor::run(ctx, a)),
         _ => return None,
-    };
-    Some(outcome.unwrap_or_else(|e| e.to_result()))
+    })
+}
+
+/// Runs an async tool body, turning a panic into a result.
+pub async fn guarded<F>(tool: &str, fut: F) -> ToolResult<CallToolResult>
+where
+    F: std::future::Future<Output = ToolResult<CallToolResult>>,
+{
+    use futures::FutureExt as _;
+    match std::panic::AssertUnwindSafe(fut).catch_unwind().await {
+        Ok(outcome) => outcome,
+        Err(payload) => Ok(panic_result(tool, Some(payload))),
+    }
+}
+
+/// The result a panicking tool call returns.
+pub fn panic_result(tool: &str, payload: Option<Box<dyn std::any::Any + Send>>) -> CallToolResult {
+    let detail = payload
+        .as_ref()
+        .and_then(|p| {
+            p.downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| p.downcast_ref::<String>().cloned())
+        })
+        .unwrap_or_else(|| "unknown panic".to_string());
+    tracing::error!(tool, %detail, "tool call panicked");
+    CallToolResult::error(vec![ContentBlock::text(format!(
+        "[INTERNAL_ERROR] the {tool} tool failed unexpectedly ({detail}). Files are written \
+         atomically, so none was left half-written. This is a bug in Boris; please report it."
+    ))])
 }
 
 /// Deserialises a tool's arguments; any mismatch is `[INVALID_INPUT]`.
@@ -152,4 +243,21 @@ pub fn writes(title: &str, idempotent: bool) -> ToolAnnotations {
     a.idempotent_hint = Some(idempotent);
     a.open_world_hint = Some(false);
     a
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_panicking_call_becomes_an_error_result() {
+        let err = tokio::task::spawn_blocking(|| panic!("boom")).await.unwrap_err();
+        let r = panic_result("view", err.try_into_panic().ok());
+        assert_eq!(r.is_error, Some(true));
+        let text = r.content[0].as_text().map(|t| t.text.clone()).unwrap_or_default();
+        assert!(text.starts_with("[INTERNAL_ERROR] the view tool failed unexpectedly (boom)"), "{text}");
+        let r = guarded("bash", async { panic!("async boom") }).await.unwrap();
+        let text = r.content[0].as_text().map(|t| t.text.clone()).unwrap_or_default();
+        assert!(text.contains("(async boom)"), "{text}");
+    }
 }

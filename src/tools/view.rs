@@ -49,7 +49,7 @@ const SNIFF_BYTES: usize = 8192;
 pub fn run(ctx: &Ctx, args: ViewArgs, svg_as_image: bool) -> ToolResult<CallToolResult> {
     let request =
         ranges::parse_view_range(args.view_range.as_deref()).map_err(ToolError::invalid)?;
-    let path = ctx.resolve(&args.path)?;
+    let path = ctx.resolve_read(&args.path)?;
     let meta = fs::metadata(&path.real).map_err(|e| ToolError::io(&path.shown, "view", &e))?;
     if meta.is_dir() {
         if request.explicit {
