@@ -19,6 +19,10 @@ pub enum ErrorCode {
     FileChanged,
     StrReplaceNotFound,
     StrReplaceAmbiguous,
+    BashEmptyCommand,
+    BashStartFailed,
+    BashTaskLimit,
+    BashTaskNotFound,
     Internal,
 }
 
@@ -34,6 +38,10 @@ impl ErrorCode {
             ErrorCode::FileChanged => "FILE_CHANGED",
             ErrorCode::StrReplaceNotFound => "STR_REPLACE_NOT_FOUND",
             ErrorCode::StrReplaceAmbiguous => "STR_REPLACE_AMBIGUOUS",
+            ErrorCode::BashEmptyCommand => "BASH_EMPTY_COMMAND",
+            ErrorCode::BashStartFailed => "BASH_START_FAILED",
+            ErrorCode::BashTaskLimit => "BASH_TASK_LIMIT",
+            ErrorCode::BashTaskNotFound => "BASH_TASK_NOT_FOUND",
             ErrorCode::Internal => "INTERNAL_ERROR",
         }
     }

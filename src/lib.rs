@@ -7,6 +7,7 @@
 
 pub mod config;
 pub mod error;
+pub mod exec;
 pub mod fsutil;
 pub mod scope;
 pub mod server;

@@ -39,8 +39,10 @@ fn main() -> ExitCode {
         allowed = ?shared.scope.allow_dirs(),
         denied = ?shared.scope.deny_patterns(),
         tools = ?shared.tools.iter().map(|t| t.name.as_ref()).collect::<Vec<_>>(),
+        shell = %shared.shell.display(),
         "boris starting"
     );
+    let cleanup = shared.clone();
 
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -66,8 +68,11 @@ fn main() -> ExitCode {
             Transport::Http => boris::transport::http::serve(shared, token).await,
         }
     });
-    // Blocking tool calls still running must not hold the exit.
+    // No process Boris started outlives it (DESIGN §3), and its spill files go too.
+    boris::exec::kill_all_groups();
     runtime.shutdown_timeout(std::time::Duration::from_secs(2));
+    boris::exec::kill_all_groups();
+    cleanup.spill.remove();
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

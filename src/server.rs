@@ -5,8 +5,8 @@
 use crate::tools::{self, Call, Ctx, Progress, Shared};
 use crate::workspace::Workspace;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, Implementation,
-    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
+    CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -134,7 +134,10 @@ impl ServerHandler for BorisServer {
         };
         match tools::dispatch(&self.ctx, &name, args, call).await {
             Some(result) => Ok(result.into()),
-            None => Err(McpError::invalid_params(format!("unknown tool {name:?}"), None)),
+            None => Err(McpError::invalid_params(
+                format!("unknown tool {name:?}"),
+                None,
+            )),
         }
     }
 }

@@ -3,6 +3,7 @@
 //! each HTTP session has its own.
 
 use crate::error::{ErrorCode, ToolError, ToolResult};
+use crate::exec::tasks::Tasks;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -11,10 +12,23 @@ use std::sync::Mutex;
 /// viewed that long ago then asks for a fresh view, which is the safe side).
 const MAX_VIEW_RECORDS: usize = 8192;
 
-#[derive(Debug)]
 pub struct Workspace {
     cwd: Mutex<PathBuf>,
     views: Mutex<ViewRecords>,
+    /// The `boris` bash profile's cwd sentinel nonce (seed 000 D3).
+    pub nonce: String,
+    /// `run_in_background` tasks (boris profile).
+    pub tasks: Tasks,
+    /// Auto-backgrounded commands, by pid (pipe profile).
+    pub pipe_procs: Tasks,
+}
+
+impl std::fmt::Debug for Workspace {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Workspace")
+            .field("cwd", &self.cwd())
+            .finish_non_exhaustive()
+    }
 }
 
 #[derive(Debug, Default)]
@@ -29,6 +43,9 @@ impl Workspace {
         Workspace {
             cwd: Mutex::new(cwd),
             views: Mutex::new(ViewRecords::default()),
+            nonce: crate::text::sentinel::new_nonce(),
+            tasks: Tasks::default(),
+            pipe_procs: Tasks::default(),
         }
     }
 

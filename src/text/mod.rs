@@ -4,3 +4,6 @@
 pub mod lines;
 pub mod ranges;
 pub mod replace;
+pub mod sanitize;
+pub mod sentinel;
+pub mod truncate;

@@ -4,13 +4,16 @@
 //! server deserialises arguments here so that a wrong type or a missing field is an
 //! `[INVALID_INPUT]` tool result (DESIGN §5) rather than rmcp's untagged message.
 
+pub mod bash;
 pub mod create;
 pub mod edit;
 pub mod editor;
 pub mod insert;
+pub mod pipe;
+pub mod tasks;
 pub mod view;
 
-use crate::config::{Config, ViewBeforeEdit};
+use crate::config::{BashProfile, Config, ViewBeforeEdit};
 use crate::error::{ToolError, ToolResult};
 use crate::scope::{Scope, ScopedPath};
 use crate::workspace::Workspace;
@@ -35,11 +38,18 @@ pub struct Shared {
     pub tools: Vec<Tool>,
     /// One edit of a given file at a time, across every session.
     pub edit_locks: crate::fsutil::PathLocks,
+    /// The shell bash runs (`/bin/bash`, else `/bin/sh`), detected at start.
+    pub shell: std::path::PathBuf,
+    /// Where bash's spill files go; readable by view and grep whatever the allow list.
+    pub spill: crate::exec::SpillDir,
 }
 
 impl Shared {
     pub fn new(config: Config) -> Result<Self, String> {
-        let scope = Scope::new(config.allow_dirs.clone(), config.deny_patterns.clone())?;
+        let spill = crate::exec::SpillDir::create()
+            .map_err(|e| format!("cannot create a directory for command output: {e}"))?;
+        let scope = Scope::new(config.allow_dirs.clone(), config.deny_patterns.clone())?
+            .with_read_only(spill.path().to_path_buf());
         let tools = catalogue(&config);
         let can_view = tools
             .iter()
@@ -56,6 +66,8 @@ impl Shared {
             require_view,
             tools,
             edit_locks: Default::default(),
+            shell: crate::exec::detect_shell(),
+            spill,
         })
     }
 }
@@ -76,7 +88,7 @@ impl Ctx {
     /// Resolves a path a tool only reads (`view`, `grep`, `glob`). Besides the allowed
     /// directories, bash's spill files are readable here, wherever they live.
     pub fn resolve_read(&self, path: &str) -> ToolResult<ScopedPath> {
-        self.shared.scope.resolve(&self.ws.cwd(), path)
+        self.shared.scope.resolve_read(&self.ws.cwd(), path)
     }
 
     pub fn max_file_size(&self) -> u64 {
@@ -91,7 +103,18 @@ fn catalogue(config: &Config) -> Vec<Tool> {
     } else {
         vec![view::tool(), edit::tool(), create::tool()]
     };
-    tools.retain(|t| config.tool_enabled(&t.name));
+    match config.bash_profile {
+        BashProfile::Boris => {
+            tools.extend([bash::tool(), tasks::output_tool(), tasks::stop_tool()])
+        }
+        BashProfile::Pipe => tools.push(pipe::tool()),
+    }
+    // The task tools only make sense next to bash.
+    let bash_enabled = config.tool_enabled("bash");
+    tools.retain(|t| {
+        config.tool_enabled(&t.name)
+            && (bash_enabled || !matches!(t.name.as_ref(), "task_output" | "task_stop"))
+    });
     tools.sort_by(|a, b| a.name.cmp(&b.name));
     tools
 }
@@ -126,19 +149,48 @@ impl Progress {
 
 /// Runs the tool `name`, or returns `None` when this server does not register it.
 /// Every outcome, including a panic inside the tool, is a result the client can read.
-pub async fn dispatch(ctx: &Ctx, name: &str, args: JsonObject, call: Call) -> Option<CallToolResult> {
+pub async fn dispatch(
+    ctx: &Ctx,
+    name: &str,
+    args: JsonObject,
+    call: Call,
+) -> Option<CallToolResult> {
     if !ctx.shared.tools.iter().any(|t| t.name == name) {
         return None;
     }
     let outcome = match name {
+        "bash" => match ctx.shared.config.bash_profile {
+            BashProfile::Boris => {
+                guarded(name, async {
+                    let args = parse(name, args)?;
+                    bash::run(ctx, args, &call).await
+                })
+                .await
+            }
+            BashProfile::Pipe => {
+                guarded(name, async {
+                    let args = parse(name, args)?;
+                    pipe::run(ctx, args, &call).await
+                })
+                .await
+            }
+        },
+        "task_output" => {
+            guarded(name, async { tasks::output(ctx, parse(name, args)?).await }).await
+        }
+        "task_stop" => guarded(name, async { tasks::stop(ctx, parse(name, args)?).await }).await,
         _ => {
             // Blocking filesystem work stays off the async workers; a panic surfaces as
             // a JoinError.
             let (ctx, tool, ct) = (ctx.clone(), name.to_string(), call.ct.clone());
-            match tokio::task::spawn_blocking(move || dispatch_blocking(&ctx, &tool, args, &ct)).await {
+            match tokio::task::spawn_blocking(move || dispatch_blocking(&ctx, &tool, args, &ct))
+                .await
+            {
                 Ok(Some(outcome)) => outcome,
                 Ok(None) => return None,
-                Err(join_error) => return Some(panic_result(name, join_error.try_into_panic().ok())),
+                Err(join_error) => {
+                    return Some(panic_result(name, join_error.try_into_panic().ok()));
+                }
             }
         }
     };
@@ -251,13 +303,26 @@ mod tests {
 
     #[tokio::test]
     async fn a_panicking_call_becomes_an_error_result() {
-        let err = tokio::task::spawn_blocking(|| panic!("boom")).await.unwrap_err();
+        let err = tokio::task::spawn_blocking(|| panic!("boom"))
+            .await
+            .unwrap_err();
         let r = panic_result("view", err.try_into_panic().ok());
         assert_eq!(r.is_error, Some(true));
-        let text = r.content[0].as_text().map(|t| t.text.clone()).unwrap_or_default();
-        assert!(text.starts_with("[INTERNAL_ERROR] the view tool failed unexpectedly (boom)"), "{text}");
-        let r = guarded("bash", async { panic!("async boom") }).await.unwrap();
-        let text = r.content[0].as_text().map(|t| t.text.clone()).unwrap_or_default();
+        let text = r.content[0]
+            .as_text()
+            .map(|t| t.text.clone())
+            .unwrap_or_default();
+        assert!(
+            text.starts_with("[INTERNAL_ERROR] the view tool failed unexpectedly (boom)"),
+            "{text}"
+        );
+        let r = guarded("bash", async { panic!("async boom") })
+            .await
+            .unwrap();
+        let text = r.content[0]
+            .as_text()
+            .map(|t| t.text.clone())
+            .unwrap_or_default();
         assert!(text.contains("(async boom)"), "{text}");
     }
 }

@@ -1,0 +1,344 @@
+//! The process engine behind both bash profiles (DESIGN §6): spawn the shell in its own
+//! process group with stdin from /dev/null, drain stdout and stderr into bounded
+//! [`Capture`]s on reader threads, and stop the whole group on timeout, cancellation or
+//! shutdown. Every group Boris starts is registered so that shutdown can kill what is
+//! still running: no orphans.
+
+pub mod capture;
+pub mod tasks;
+
+pub use capture::{Capture, Limits};
+
+use nix::sys::signal::{Signal, killpg};
+use nix::unistd::Pid;
+use std::collections::HashSet;
+use std::io::Read;
+use std::os::fd::AsFd;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+use tokio::sync::watch;
+
+/// Grace between SIGTERM and SIGKILL on a timeout (seed 000 D4).
+pub const TERM_GRACE: Duration = Duration::from_secs(5);
+
+/// How long the readers may take to see end-of-file once the shell has exited, before
+/// leftover members of the group are signalled.
+const DRAIN_GRACE: Duration = Duration::from_millis(50);
+
+/// Process groups started and not yet known to be gone.
+static LIVE_GROUPS: Mutex<Option<HashSet<i32>>> = Mutex::new(None);
+
+fn live_groups() -> MutexGuard<'static, Option<HashSet<i32>>> {
+    LIVE_GROUPS.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Kills every process group Boris started that may still be running (shutdown).
+pub fn kill_all_groups() {
+    let groups: Vec<i32> = live_groups()
+        .as_ref()
+        .map(|g| g.iter().copied().collect())
+        .unwrap_or_default();
+    for pgid in groups {
+        let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
+    }
+}
+
+/// Which shell runs commands: `/bin/bash` when present, else `/bin/sh` (seed 003
+/// "Shell detection at startup").
+pub fn detect_shell() -> PathBuf {
+    if Path::new("/bin/bash").exists() {
+        PathBuf::from("/bin/bash")
+    } else {
+        PathBuf::from("/bin/sh")
+    }
+}
+
+/// What to run.
+pub struct Spawn<'a> {
+    pub shell: &'a Path,
+    pub script: &'a str,
+    pub cwd: &'a Path,
+    pub stdout: Limits,
+    pub stderr: Limits,
+}
+
+/// How a process ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Exit {
+    /// The exit code, or 128 + the signal number for a process killed by a signal (the
+    /// shell convention: 143 for SIGTERM, 137 for SIGKILL).
+    pub code: i32,
+}
+
+/// A running (or finished) shell and its captured output.
+pub struct Running {
+    pub pid: i32,
+    pub stdout: Arc<Mutex<Capture>>,
+    pub stderr: Arc<Mutex<Capture>>,
+    pub started: Instant,
+    exit: watch::Receiver<Option<Exit>>,
+    open_streams: watch::Receiver<usize>,
+    stop_readers: Arc<AtomicBool>,
+    /// Bytes read so far on both streams, for progress notifications.
+    pub activity: Arc<AtomicU64>,
+}
+
+pub fn lock(c: &Mutex<Capture>) -> MutexGuard<'_, Capture> {
+    c.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl Running {
+    pub fn spawn(spec: Spawn<'_>) -> std::io::Result<Running> {
+        let mut cmd = Command::new(spec.shell);
+        cmd.arg("-c")
+            .arg(spec.script)
+            .current_dir(spec.cwd)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            // The bearer token is Boris's secret, not the command's.
+            .env_remove("BORIS_TOKEN")
+            .process_group(0);
+        let mut child = cmd.spawn()?;
+        let pid = child.id() as i32;
+        live_groups().get_or_insert_with(HashSet::new).insert(pid);
+
+        let stdout = Arc::new(Mutex::new(Capture::new(spec.stdout)));
+        let stderr = Arc::new(Mutex::new(Capture::new(spec.stderr)));
+        let stop_readers = Arc::new(AtomicBool::new(false));
+        let activity = Arc::new(AtomicU64::new(0));
+        let (open_tx, open_rx) = watch::channel(2usize);
+        let open_tx = Arc::new(open_tx);
+
+        let pipes: [(Option<Pipe>, &Arc<Mutex<Capture>>); 2] = [
+            (
+                child.stdout.take().map(|p| Box::new(p) as Box<dyn ReadFd>),
+                &stdout,
+            ),
+            (
+                child.stderr.take().map(|p| Box::new(p) as Box<dyn ReadFd>),
+                &stderr,
+            ),
+        ];
+        for (pipe, capture) in pipes {
+            let (capture, stop, activity, open_tx) = (
+                capture.clone(),
+                stop_readers.clone(),
+                activity.clone(),
+                open_tx.clone(),
+            );
+            std::thread::Builder::new()
+                .name("boris-reader".into())
+                .spawn(move || {
+                    if let Some(pipe) = pipe {
+                        pump(pipe, &capture, &stop, &activity);
+                    }
+                    open_tx.send_modify(|n| *n = n.saturating_sub(1));
+                })?;
+        }
+
+        let (exit_tx, exit_rx) = watch::channel(None);
+        std::thread::Builder::new()
+            .name("boris-waiter".into())
+            .spawn(move || {
+                // Reaping the shell here means it never lingers as a zombie.
+                let code = match child.wait() {
+                    Ok(status) => {
+                        use std::os::unix::process::ExitStatusExt;
+                        status
+                            .code()
+                            .or_else(|| status.signal().map(|s| 128 + s))
+                            .unwrap_or(-1)
+                    }
+                    Err(_) => -1,
+                };
+                let _ = exit_tx.send(Some(Exit { code }));
+            })?;
+
+        Ok(Running {
+            pid,
+            stdout,
+            stderr,
+            started: Instant::now(),
+            exit: exit_rx,
+            open_streams: open_rx,
+            stop_readers,
+            activity,
+        })
+    }
+
+    /// The exit, once the shell has exited.
+    pub fn exited(&self) -> Option<Exit> {
+        *self.exit.borrow()
+    }
+
+    /// Waits for the shell to exit.
+    pub async fn wait(&self) -> Exit {
+        let mut rx = self.exit.clone();
+        loop {
+            if let Some(exit) = *rx.borrow_and_update() {
+                return exit;
+            }
+            if rx.changed().await.is_err() {
+                return Exit { code: -1 };
+            }
+        }
+    }
+
+    pub fn signal_group(&self, signal: Signal) -> bool {
+        killpg(Pid::from_raw(self.pid), signal).is_ok()
+    }
+
+    /// Whether any process of the group is still alive.
+    pub fn group_alive(&self) -> bool {
+        killpg(Pid::from_raw(self.pid), None).is_ok()
+    }
+
+    /// SIGTERM to the group, up to `grace` for the shell to exit, then SIGKILL to the
+    /// group (seed 000 D4).
+    pub async fn terminate(&self, grace: Duration) -> Exit {
+        self.signal_group(Signal::SIGTERM);
+        let exit = match tokio::time::timeout(grace, self.wait()).await {
+            Ok(exit) => exit,
+            Err(_) => {
+                self.signal_group(Signal::SIGKILL);
+                self.wait().await
+            }
+        };
+        self.signal_group(Signal::SIGKILL);
+        exit
+    }
+
+    /// After the shell has exited: no process of the group outlives the call, and the
+    /// readers stop even if a process outside the group still holds a pipe open.
+    pub async fn finish(&self) {
+        if !self.streams_closed_within(DRAIN_GRACE).await && self.group_alive() {
+            self.signal_group(Signal::SIGTERM);
+            if !self.streams_closed_within(Duration::from_millis(200)).await {
+                self.signal_group(Signal::SIGKILL);
+                self.streams_closed_within(Duration::from_millis(200)).await;
+            }
+        }
+        // Members that closed their output (`sleep 100 >/dev/null &`) still go.
+        self.signal_group(Signal::SIGKILL);
+        self.stop_readers.store(true, Ordering::Relaxed);
+        self.streams_closed_within(Duration::from_millis(500)).await;
+        if let Some(groups) = live_groups().as_mut() {
+            groups.remove(&self.pid);
+        }
+    }
+
+    async fn streams_closed_within(&self, limit: Duration) -> bool {
+        let mut rx = self.open_streams.clone();
+        tokio::time::timeout(limit, rx.wait_for(|n| *n == 0))
+            .await
+            .is_ok_and(|r| r.is_ok())
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        // A call abandoned half-way (its future dropped) must not leave the group alive.
+        if self.exited().is_none() || self.group_alive() {
+            self.signal_group(Signal::SIGKILL);
+        }
+        self.stop_readers.store(true, Ordering::Relaxed);
+        if let Some(groups) = live_groups().as_mut() {
+            groups.remove(&self.pid);
+        }
+    }
+}
+
+trait ReadFd: Read + AsFd + Send {}
+impl<T: Read + AsFd + Send> ReadFd for T {}
+
+/// One end of a child's output pipe.
+type Pipe = Box<dyn ReadFd>;
+
+/// Copies a pipe into its capture until end-of-file, waking every 100 ms to notice
+/// `stop` (a pipe held open by an escaped process never ends).
+fn pump(
+    mut pipe: Box<dyn ReadFd>,
+    capture: &Mutex<Capture>,
+    stop: &AtomicBool,
+    activity: &AtomicU64,
+) {
+    use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        let ready = {
+            let mut fds = [PollFd::new(pipe.as_fd(), PollFlags::POLLIN)];
+            poll(&mut fds, PollTimeout::from(100u16))
+        };
+        match ready {
+            Ok(0) => {
+                if stop.load(Ordering::Relaxed) {
+                    break;
+                }
+                continue;
+            }
+            Ok(_) => {}
+            Err(nix::errno::Errno::EINTR) => continue,
+            Err(_) => break,
+        }
+        match pipe.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => {
+                lock(capture).push(&buf[..n]);
+                activity.fetch_add(n as u64, Ordering::Relaxed);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) => break,
+        }
+    }
+}
+
+/// Where spill files go: one private directory per server process, removed at exit.
+#[derive(Debug)]
+pub struct SpillDir {
+    path: PathBuf,
+    counter: AtomicU64,
+}
+
+impl SpillDir {
+    /// Creates `<tmp>/boris-<pid>-<random>` (mode 0700).
+    pub fn create() -> std::io::Result<SpillDir> {
+        use std::os::unix::fs::DirBuilderExt;
+        let path = std::env::temp_dir().join(format!(
+            "boris-{}-{}",
+            std::process::id(),
+            crate::text::sentinel::new_nonce()
+        ));
+        std::fs::DirBuilder::new()
+            .mode(0o700)
+            .recursive(true)
+            .create(&path)?;
+        let path = std::fs::canonicalize(&path)?;
+        Ok(SpillDir {
+            path,
+            counter: AtomicU64::new(0),
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// A fresh file name in the directory: `<prefix>-<n>-<random>`.
+    pub fn next(&self, prefix: &str) -> String {
+        let n = self.counter.fetch_add(1, Ordering::Relaxed) + 1;
+        format!("{prefix}-{n}-{}", crate::text::sentinel::new_nonce())
+    }
+
+    pub fn file(&self, name: &str) -> PathBuf {
+        self.path.join(name)
+    }
+
+    pub fn remove(&self) {
+        let _ = std::fs::remove_dir_all(&self.path);
+    }
+}

@@ -1,0 +1,165 @@
+//! Background processes of one workspace: the `boris` profile's `run_in_background`
+//! tasks (keyed by task id) and the `pipe` profile's auto-backgrounded commands (keyed by
+//! pid). At most [`MAX_LIVE_TASKS`] exist at once; dropping the registry (an HTTP session
+//! closed, the server shutting down) kills every group still running.
+
+use super::{Running, TERM_GRACE};
+use nix::sys::signal::Signal;
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+use tokio::sync::{Notify, watch};
+
+/// Background tasks per workspace, running or finished and not yet read (DESIGN §6).
+pub const MAX_LIVE_TASKS: usize = 10;
+
+/// One background process.
+pub struct Task {
+    /// `task_N` (boris profile) or the pid (pipe profile).
+    pub id: String,
+    pub command: String,
+    pub running: Running,
+    /// Why Boris stopped it, if it did.
+    stopped: Mutex<Option<String>>,
+    stop: Notify,
+    done: watch::Receiver<bool>,
+    /// Stream offsets already reported by `check_pid` (pipe profile).
+    pub reported: Mutex<(u64, u64)>,
+}
+
+impl Task {
+    pub fn is_done(&self) -> bool {
+        *self.done.borrow()
+    }
+
+    /// Waits until the task has finished, or `limit` has passed; true when finished.
+    pub async fn wait_done(&self, limit: Duration) -> bool {
+        let mut rx = self.done.clone();
+        tokio::time::timeout(limit, rx.wait_for(|d| *d))
+            .await
+            .is_ok_and(|r| r.is_ok())
+    }
+
+    /// Why the task was stopped by Boris, if it was.
+    pub fn stopped_reason(&self) -> Option<String> {
+        self.stopped
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// Terminates the task (SIGTERM, grace, SIGKILL) and waits until it has finished.
+    pub async fn stop(&self, reason: &str) {
+        if !self.is_done() {
+            *self.stopped.lock().unwrap_or_else(|p| p.into_inner()) = Some(reason.to_string());
+            self.stop.notify_one();
+        }
+        self.wait_done(TERM_GRACE + Duration::from_secs(2)).await;
+    }
+}
+
+#[derive(Default)]
+pub struct Tasks {
+    table: Mutex<Table>,
+}
+
+#[derive(Default)]
+struct Table {
+    next: u64,
+    tasks: BTreeMap<String, Arc<Task>>,
+}
+
+/// The registry is full.
+#[derive(Debug)]
+pub struct TaskLimit;
+
+impl Tasks {
+    fn table(&self) -> MutexGuard<'_, Table> {
+        self.table.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Fails when a new task would exceed [`MAX_LIVE_TASKS`]; checked before spawning, so
+    /// that a rejected task never starts.
+    pub fn check_room(&self) -> Result<(), TaskLimit> {
+        if self.table().tasks.len() >= MAX_LIVE_TASKS {
+            Err(TaskLimit)
+        } else {
+            Ok(())
+        }
+    }
+
+    /// The next `task_N` id.
+    pub fn next_id(&self) -> String {
+        let mut t = self.table();
+        t.next += 1;
+        format!("task_{}", t.next)
+    }
+
+    /// Registers a started process and watches it until it ends: on exit, on
+    /// `timeout` (terminated), or on [`Task::stop`].
+    pub fn adopt(
+        &self,
+        id: String,
+        command: String,
+        running: Running,
+        timeout: Option<Duration>,
+    ) -> Arc<Task> {
+        let (done_tx, done_rx) = watch::channel(false);
+        let task = Arc::new(Task {
+            id: id.clone(),
+            command,
+            running,
+            stopped: Mutex::new(None),
+            stop: Notify::new(),
+            done: done_rx,
+            reported: Mutex::new((0, 0)),
+        });
+        self.table().tasks.insert(id, task.clone());
+        let watched = task.clone();
+        tokio::spawn(async move {
+            let deadline = async {
+                match timeout {
+                    Some(t) => tokio::time::sleep(t).await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                _ = watched.running.wait() => {}
+                _ = deadline => {
+                    let secs = timeout.map(|t| t.as_secs()).unwrap_or(0);
+                    *watched.stopped.lock().unwrap_or_else(|p| p.into_inner()) =
+                        Some(format!("terminated after the background task timeout ({secs}s)"));
+                    watched.running.terminate(TERM_GRACE).await;
+                }
+                _ = watched.stop.notified() => {
+                    watched.running.terminate(TERM_GRACE).await;
+                }
+            }
+            watched.running.finish().await;
+            let _ = done_tx.send(true);
+        });
+        task
+    }
+
+    pub fn get(&self, id: &str) -> Option<Arc<Task>> {
+        self.table().tasks.get(id).cloned()
+    }
+
+    pub fn remove(&self, id: &str) {
+        self.table().tasks.remove(id);
+    }
+
+    pub fn ids(&self) -> Vec<String> {
+        self.table().tasks.keys().cloned().collect()
+    }
+}
+
+impl Drop for Tasks {
+    fn drop(&mut self) {
+        for task in self.table().tasks.values() {
+            if !task.is_done() {
+                task.running.signal_group(Signal::SIGKILL);
+            }
+        }
+    }
+}

@@ -1,0 +1,293 @@
+//! `bash`, `boris` profile (seeds 000 D1–D8, 001, 003; DESIGN §6): the working directory
+//! persists across calls through the nonce sentinel, output is cut to the first 30,000
+//! characters of each stream, a non-zero exit is data, and `run_in_background` starts a
+//! task that `task_output` and `task_stop` follow.
+
+use super::{Call, Ctx, Progress, define, text_result};
+use crate::error::{ErrorCode, ToolError, ToolResult};
+use crate::exec::{self, Capture, Limits, Running, Spawn, TERM_GRACE};
+use crate::text::{sanitize::sanitize, sentinel, truncate};
+use rmcp::model::{CallToolResult, Tool, ToolAnnotations};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+/// Longest timeout a call may ask for (seed 000 D2).
+pub const MAX_TIMEOUT_MS: u64 = 600_000;
+
+/// Progress notifications per second, at most (DESIGN §3: coalesced).
+const PROGRESS_INTERVAL: Duration = Duration::from_millis(100);
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct BashArgs {
+    /// The command to run. It runs in bash (or sh where bash is missing) in the
+    /// session's working directory, which persists across calls (`cd` sticks).
+    pub command: String,
+    /// Timeout in milliseconds (default: the server's --timeout, 120000 unless set; at
+    /// most 600000). On timeout the command's process group gets SIGTERM, then SIGKILL
+    /// after 5 seconds.
+    #[serde(default)]
+    pub timeout: Option<u64>,
+    /// Run in the background and return a task_id at once; follow it with task_output
+    /// and stop it with task_stop.
+    #[serde(default)]
+    pub run_in_background: Option<bool>,
+    /// A short description of what the command does (for logs; optional).
+    #[serde(default)]
+    pub description: Option<String>,
+}
+
+pub fn tool() -> Tool {
+    let mut annotations = ToolAnnotations::with_title("Run a shell command");
+    annotations.read_only_hint = Some(false);
+    annotations.destructive_hint = Some(true);
+    annotations.idempotent_hint = Some(false);
+    annotations.open_world_hint = Some(true);
+    define::<BashArgs>(
+        "bash",
+        "Run a shell command",
+        "Run a shell command in bash. The working directory persists between calls (cd \
+         sticks); environment changes do not. stdin is /dev/null, so interactive commands \
+         fail rather than hang. The result gives exit_code (a non-zero exit is not a tool \
+         error) and the stdout and stderr sections, each cut to its first 30000 characters; \
+         the full output is then saved to a file named in the notice, readable with view or \
+         grep. timeout is in milliseconds (default 120000, max 600000). Processes left \
+         running when the command ends are killed: for servers and other long jobs use \
+         run_in_background, then task_output and task_stop.",
+        annotations,
+    )
+}
+
+/// Limits for one stream of the `boris` profile: the head holds the 30,000 shown
+/// characters (up to four bytes each); the spill file starts once a stream may no longer
+/// fit; the tail holds the sentinel.
+fn limits(ctx: &Ctx, name: &str) -> Limits {
+    Limits {
+        head_bytes: truncate::HEAD_CHARS * 4 + 1024,
+        tail_bytes: 64 * 1024,
+        spill_after: truncate::HEAD_CHARS,
+        spill_path: ctx.shared.spill.file(&format!("{name}.log")),
+        spill_max: 4 << 30,
+    }
+}
+
+pub async fn run(ctx: &Ctx, args: BashArgs, call: &Call) -> ToolResult<CallToolResult> {
+    if args.command.trim().is_empty() {
+        return Err(ToolError::new(
+            ErrorCode::BashEmptyCommand,
+            "command is empty; give the shell command to run",
+        ));
+    }
+    if args.run_in_background.unwrap_or(false) {
+        return start_background(ctx, &args.command);
+    }
+    let timeout_ms = effective_timeout_ms(ctx, args.timeout);
+    let running = spawn(ctx, &args.command, &ctx.ws.cwd())?;
+    let outcome = supervise(&running, Duration::from_millis(timeout_ms), call).await;
+    let exit = match outcome {
+        Outcome::Exited(exit) => exit,
+        Outcome::TimedOut => running.terminate(TERM_GRACE).await,
+        Outcome::Cancelled => running.terminate(Duration::from_millis(500)).await,
+    };
+    running.finish().await;
+
+    let cwd = exec::lock(&running.stdout).strip_sentinel(&ctx.ws.nonce);
+    if let Some(cwd) = cwd {
+        let cwd = PathBuf::from(cwd);
+        if cwd.is_dir() {
+            ctx.ws.set_cwd(cwd);
+        }
+    }
+    let mut text = String::new();
+    if matches!(outcome, Outcome::TimedOut) {
+        text.push_str(&format!("Command timed out after {timeout_ms}ms\n"));
+    }
+    text.push_str(&format!("exit_code: {}\n", exit.code));
+    text.push_str(&render_streams(&running));
+    Ok(text_result(text.trim_end_matches('\n').to_string()))
+}
+
+/// The timeout of a call: the argument, or `--timeout`, clamped to [1, 600000] ms.
+pub fn effective_timeout_ms(ctx: &Ctx, requested: Option<u64>) -> u64 {
+    let default = ctx.shared.config.default_timeout.as_millis() as u64;
+    requested.unwrap_or(default).clamp(1, MAX_TIMEOUT_MS)
+}
+
+/// Starts the shell for `command` in `cwd`, with the sentinel trap in front of it.
+fn spawn(ctx: &Ctx, command: &str, cwd: &Path) -> ToolResult<Running> {
+    let script = sentinel::wrap(command, &ctx.ws.nonce);
+    let name = ctx.shared.spill.next("bash");
+    Running::spawn(Spawn {
+        shell: &ctx.shared.shell,
+        script: &script,
+        cwd,
+        stdout: limits(ctx, &format!("{name}-stdout")),
+        stderr: limits(ctx, &format!("{name}-stderr")),
+    })
+    .map_err(|e| {
+        ToolError::new(
+            ErrorCode::BashStartFailed,
+            format!(
+                "could not start {} in {}: {}",
+                ctx.shared.shell.display(),
+                cwd.display(),
+                e
+            ),
+        )
+    })
+}
+
+/// How a foreground wait ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    Exited(exec::Exit),
+    TimedOut,
+    Cancelled,
+}
+
+/// Waits for the shell, the deadline or the call's cancellation, sending coalesced
+/// progress notifications (at most ten a second) while output arrives.
+pub async fn supervise(running: &Running, timeout: Duration, call: &Call) -> Outcome {
+    let deadline = tokio::time::sleep(timeout);
+    tokio::pin!(deadline);
+    let mut tick = tokio::time::interval(PROGRESS_INTERVAL);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+    let mut reporter = call.progress.as_ref().map(ProgressReporter::new);
+    loop {
+        tokio::select! {
+            exit = running.wait() => return Outcome::Exited(exit),
+            _ = &mut deadline => return Outcome::TimedOut,
+            _ = call.ct.cancelled() => return Outcome::Cancelled,
+            _ = tick.tick(), if reporter.is_some() => {
+                if let Some(r) = reporter.as_mut() {
+                    r.maybe_send(running).await;
+                }
+            }
+        }
+    }
+}
+
+/// Turns output activity into progress notifications: one when new output arrived since
+/// the last, or every second as a heartbeat; `progress` strictly increases.
+struct ProgressReporter<'a> {
+    sink: &'a Progress,
+    sent: u64,
+    last_activity: u64,
+    last_sent: std::time::Instant,
+}
+
+impl<'a> ProgressReporter<'a> {
+    fn new(sink: &'a Progress) -> Self {
+        ProgressReporter {
+            sink,
+            sent: 0,
+            last_activity: 0,
+            last_sent: std::time::Instant::now(),
+        }
+    }
+
+    async fn maybe_send(&mut self, running: &Running) {
+        let activity = running.activity.load(Ordering::Relaxed);
+        let heartbeat = self.last_sent.elapsed() >= Duration::from_secs(1);
+        if activity == self.last_activity && !heartbeat {
+            return;
+        }
+        self.last_activity = activity;
+        self.last_sent = std::time::Instant::now();
+        self.sent += 1;
+        let message = recent_line(&running.stdout).or_else(|| recent_line(&running.stderr));
+        let elapsed = running.started.elapsed().as_secs_f64();
+        let message = Some(match message {
+            Some(line) => line,
+            None => format!("running for {elapsed:.1}s"),
+        });
+        self.sink.notify(self.sent as f64, message).await;
+    }
+}
+
+/// The last non-empty line of a stream's recent output, cleaned and cut to 200
+/// characters.
+fn recent_line(capture: &std::sync::Mutex<Capture>) -> Option<String> {
+    let tail = {
+        let c = exec::lock(capture);
+        let t = c.tail();
+        t[t.len().saturating_sub(1024)..].to_vec()
+    };
+    let clean = sanitize(&tail);
+    let line = clean.lines().rev().find(|l| !l.trim().is_empty())?;
+    Some(truncate::head(line, 200).0.to_string())
+}
+
+/// The `stdout:` and `stderr:` sections that are non-empty, each cut to its first
+/// 30,000 characters with the seed's notice and the spill file's path.
+pub fn render_streams(running: &Running) -> String {
+    let mut out = String::new();
+    for (name, capture) in [("stdout", &running.stdout), ("stderr", &running.stderr)] {
+        let mut c = exec::lock(capture);
+        let section = render_head(&mut c);
+        if !section.is_empty() {
+            out.push_str(name);
+            out.push_str(":\n");
+            out.push_str(&section);
+            if !section.ends_with('\n') {
+                out.push('\n');
+            }
+        }
+    }
+    out
+}
+
+fn render_head(c: &mut Capture) -> String {
+    let clean = sanitize(c.head());
+    let (shown, cut) = truncate::head(&clean, truncate::HEAD_CHARS);
+    if !cut && c.complete() {
+        c.discard_spill();
+        return clean;
+    }
+    let total = if c.complete() {
+        clean.chars().count()
+    } else {
+        c.chars() as usize
+    };
+    let path = c.spill_path().map(|p| p.display().to_string());
+    let mut text = shown.to_string();
+    text.push_str(&truncate::head_notice(
+        total,
+        truncate::HEAD_CHARS,
+        path.as_deref(),
+    ));
+    if let Some(err) = c.spill_error() {
+        text.push_str(&format!("\n[The full output could not be saved: {err}]"));
+    }
+    text
+}
+
+/// `run_in_background`: starts the command and returns its task id at once. A
+/// background `cd` does not move the workspace.
+fn start_background(ctx: &Ctx, command: &str) -> ToolResult<CallToolResult> {
+    ctx.ws.tasks.check_room().map_err(|_| {
+        ToolError::new(
+            ErrorCode::BashTaskLimit,
+            format!(
+                "{} background tasks are already running or finished and unread ({}); read \
+                 finished ones with task_output or stop one with task_stop",
+                exec::tasks::MAX_LIVE_TASKS,
+                ctx.ws.tasks.ids().join(", ")
+            ),
+        )
+    })?;
+    let running = spawn(ctx, command, &ctx.ws.cwd())?;
+    let id = ctx.ws.tasks.next_id();
+    tracing::info!(task = %id, pid = running.pid, "background task started");
+    ctx.ws.tasks.adopt(
+        id.clone(),
+        command.to_string(),
+        running,
+        ctx.shared.config.background_task_timeout,
+    );
+    Ok(text_result(format!(
+        "task_id: {id}\nstatus: running\nFollow it with task_output (task_id \"{id}\"), stop it with task_stop."
+    )))
+}

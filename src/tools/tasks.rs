@@ -1,0 +1,117 @@
+//! `task_output` and `task_stop`: following the `boris` profile's background tasks (seed
+//! 000 D7, DESIGN §6). A finished task is dropped once its output has been read.
+
+use super::{Ctx, define, read_only, text_result, writes};
+use crate::error::{ErrorCode, ToolError, ToolResult};
+use crate::exec::{self, tasks::Task};
+use rmcp::model::{CallToolResult, Tool};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Default and longest wait of a blocking `task_output`, in milliseconds (as Claude
+/// Code's TaskOutput).
+const DEFAULT_BLOCK_MS: u64 = 30_000;
+const MAX_BLOCK_MS: u64 = 600_000;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct TaskOutputArgs {
+    /// The task_id that bash returned for a run_in_background command.
+    pub task_id: String,
+    /// Wait until the task has finished (or the timeout passes) before answering.
+    #[serde(default)]
+    pub block: Option<bool>,
+    /// With block: how long to wait, in milliseconds (default 30000, max 600000).
+    #[serde(default)]
+    pub timeout: Option<u64>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct TaskStopArgs {
+    /// The task_id of the background task to stop.
+    pub task_id: String,
+}
+
+pub fn output_tool() -> Tool {
+    define::<TaskOutputArgs>(
+        "task_output",
+        "Read a background task's output",
+        "Read the output of a background bash task (run_in_background). While it runs: \
+         status: running and the output so far. Once finished: status: completed, its \
+         exit_code and output; the task is then forgotten. With block: true, waits for the \
+         task to finish (up to timeout ms, default 30000).",
+        read_only("Read a background task's output"),
+    )
+}
+
+pub fn stop_tool() -> Tool {
+    define::<TaskStopArgs>(
+        "task_stop",
+        "Stop a background task",
+        "Stop a background bash task: its process group gets SIGTERM, then SIGKILL after 5 \
+         seconds. Returns its final output; the task is then forgotten.",
+        writes("Stop a background task", true),
+    )
+}
+
+fn find(ctx: &Ctx, id: &str) -> ToolResult<Arc<Task>> {
+    ctx.ws.tasks.get(id).ok_or_else(|| {
+        let known = ctx.ws.tasks.ids();
+        ToolError::new(
+            ErrorCode::BashTaskNotFound,
+            format!(
+                "no background task {id:?} in this session (finished tasks are forgotten once \
+                 read); current tasks: {}",
+                if known.is_empty() {
+                    "none".to_string()
+                } else {
+                    known.join(", ")
+                }
+            ),
+        )
+    })
+}
+
+pub async fn output(ctx: &Ctx, args: TaskOutputArgs) -> ToolResult<CallToolResult> {
+    let task = find(ctx, &args.task_id)?;
+    if args.block.unwrap_or(false) && !task.is_done() {
+        let wait = args.timeout.unwrap_or(DEFAULT_BLOCK_MS).min(MAX_BLOCK_MS);
+        task.wait_done(Duration::from_millis(wait)).await;
+    }
+    if !task.is_done() {
+        return Ok(text_result(render(&task, "running", None)));
+    }
+    ctx.ws.tasks.remove(&task.id);
+    Ok(text_result(finished(ctx, &task)))
+}
+
+pub async fn stop(ctx: &Ctx, args: TaskStopArgs) -> ToolResult<CallToolResult> {
+    let task = find(ctx, &args.task_id)?;
+    task.stop("stopped with task_stop").await;
+    ctx.ws.tasks.remove(&task.id);
+    Ok(text_result(finished(ctx, &task)))
+}
+
+/// The final report of a task. Its cwd sentinel is removed; a background task's cwd is
+/// never applied to the workspace.
+fn finished(ctx: &Ctx, task: &Task) -> String {
+    exec::lock(&task.running.stdout).strip_sentinel(&ctx.ws.nonce);
+    let code = task.running.exited().map(|e| e.code).unwrap_or(-1);
+    match task.stopped_reason() {
+        Some(reason) => render(task, "killed", Some((code, Some(reason)))),
+        None => render(task, "completed", Some((code, None))),
+    }
+}
+
+fn render(task: &Task, status: &str, end: Option<(i32, Option<String>)>) -> String {
+    let mut text = format!("task_id: {}\nstatus: {status}\n", task.id);
+    if let Some((code, reason)) = end {
+        if let Some(reason) = reason {
+            text.push_str(&format!("reason: {reason}\n"));
+        }
+        text.push_str(&format!("exit_code: {code}\n"));
+    }
+    text.push_str(&super::bash::render_streams(&task.running));
+    text.trim_end_matches('\n').to_string()
+}
