@@ -125,7 +125,7 @@ def main() -> int:
     body = text_of(r)
     assert "exit_code: 0" in body and "Truncated: output was" in body, body[-300:]
     hwm = client.vm("VmHWM")
-    rows.append((f"`yes | head -c {args.bytes}`", f"{secs:.2f} s, {args.bytes / secs / 1e6:.0f} MB/s",
+    rows.append((f"`yes \\| head -c {args.bytes}`", f"{secs:.2f} s, {args.bytes / secs / 1e6:.0f} MB/s",
                  "target ≥ 300 MB/s", ""))
     rows.append(("server peak RSS (VmHWM) after it", f"{hwm / 1024:.1f} MiB",
                  f"RSS before: {rss_before / 1024:.1f} MiB", "target ≤ 32 MiB"))
