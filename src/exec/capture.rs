@@ -20,6 +20,9 @@ pub struct Limits {
     pub spill_path: PathBuf,
     /// A spill file stops growing here, to protect the disk from `yes`.
     pub spill_max: u64,
+    /// Clean (sanitised) characters to keep from the start, cleaned as they arrive; the
+    /// `boris` profile shows these.
+    pub clean_chars: Option<usize>,
 }
 
 #[derive(Debug)]
@@ -37,11 +40,13 @@ pub struct Capture {
     spill: Option<File>,
     spilled_bytes: u64,
     spill_error: Option<String>,
+    cleaner: Option<crate::text::sanitize::Cleaner>,
 }
 
 impl Capture {
     pub fn new(limits: Limits) -> Self {
         debug_assert!(limits.head_bytes >= limits.spill_after);
+        let cleaner = limits.clean_chars.map(crate::text::sanitize::Cleaner::new);
         Capture {
             limits,
             head: Vec::new(),
@@ -52,7 +57,15 @@ impl Capture {
             spill: None,
             spilled_bytes: 0,
             spill_error: None,
+            cleaner,
         }
+    }
+
+    /// The clean head, when the limits asked for one. Call once the stream has ended.
+    pub fn cleaned(&mut self) -> Option<&crate::text::sanitize::Cleaner> {
+        let cleaner = self.cleaner.as_mut()?;
+        cleaner.finish();
+        Some(cleaner)
     }
 
     pub fn push(&mut self, chunk: &[u8]) {
@@ -69,6 +82,9 @@ impl Capture {
             self.tail.drain(..drop);
         }
 
+        if let Some(cleaner) = self.cleaner.as_mut() {
+            cleaner.push(chunk);
+        }
         self.total += chunk.len() as u64;
         self.chars += chunk.iter().filter(|&&b| (b & 0xC0) != 0x80).count() as u64;
         self.newlines += memchr::memchr_iter(b'\n', chunk).count() as u64;
@@ -209,6 +225,9 @@ impl Capture {
         let base = self.total - tail.len() as u64;
         let (start, resume) = (base + found.start as u64, base + found.resume_at as u64);
         let removed = &tail[found.start..found.resume_at];
+        if let Some(cleaner) = self.cleaner.as_mut() {
+            cleaner.remove(&String::from_utf8_lossy(removed));
+        }
         self.chars -= removed.iter().filter(|&&b| (b & 0xC0) != 0x80).count() as u64;
         self.newlines -= memchr::memchr_iter(b'\n', removed).count() as u64;
 
@@ -255,6 +274,7 @@ mod tests {
             spill_after,
             spill_path: dir.join("out.log"),
             spill_max: u64::MAX,
+            clean_chars: Some(1000),
         }
     }
 
@@ -287,6 +307,8 @@ mod tests {
         assert_eq!(c.head(), b"user output here\n");
         assert_eq!(c.tail(), b"user output here\n");
         assert_eq!(c.total(), 17);
+        let clean = c.cleaned().unwrap();
+        assert_eq!((clean.text(), clean.total_chars()), ("user output here\n", 17));
         assert_eq!(
             std::fs::read(dir.path().join("out.log")).unwrap(),
             b"user output here\n"

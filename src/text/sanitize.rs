@@ -6,84 +6,222 @@
 /// Cleans `raw` for a model. Idempotent: the output has no ESC, no `\r` and no control
 /// characters except `\t` and `\n`.
 pub fn sanitize(raw: &[u8]) -> String {
-    let text = String::from_utf8_lossy(raw);
-    let mut out = String::with_capacity(text.len());
-    // Byte offset in `out` where the current line starts (after the last '\n').
-    let mut line_start = 0usize;
-    // A bare '\r' was seen: the next visible character redraws the line.
-    let mut redraw = false;
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '\u{1b}' => skip_escape(&mut chars),
-            '\r' => {
-                if chars.peek() == Some(&'\n') {
-                    continue; // the '\n' comes next and ends the line
-                }
-                redraw = true;
-            }
-            '\n' => {
-                redraw = false;
-                out.push('\n');
-                line_start = out.len();
-            }
-            '\t' => {
-                redraw_if_pending(&mut out, line_start, &mut redraw);
-                out.push('\t');
-            }
-            // C0 controls, DEL, and C1 controls (U+0080–U+009F).
-            c if (c as u32) < 0x20 || c == '\u{7f}' || ('\u{80}'..='\u{9f}').contains(&c) => {}
-            c => {
-                redraw_if_pending(&mut out, line_start, &mut redraw);
-                out.push(c);
-            }
-        }
-    }
-    out
+    let mut cleaner = Cleaner::new(usize::MAX);
+    cleaner.push(raw);
+    cleaner.finish();
+    cleaner.out
 }
 
-fn redraw_if_pending(out: &mut String, line_start: usize, redraw: &mut bool) {
-    if *redraw {
-        out.truncate(line_start);
-        *redraw = false;
-    }
+/// Where the cleaner is inside an escape sequence.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Escape {
+    None,
+    /// Just after ESC.
+    Start,
+    /// CSI: parameter and intermediate bytes until a final byte in 0x40..=0x7E.
+    Csi,
+    /// OSC, DCS, SOS, PM, APC: a string ended by BEL or ST (ESC \).
+    Str,
+    /// ESC seen inside such a string.
+    StrEsc,
+    /// A character-set designation (`ESC ( B`): one more character.
+    Charset,
 }
 
-/// Skips the rest of an escape sequence whose ESC was just read.
-fn skip_escape(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) {
-    match chars.next() {
-        // CSI: parameter and intermediate bytes, then one final byte in 0x40..=0x7E.
-        Some('[') => {
-            for c in chars.by_ref() {
-                if ('\u{40}'..='\u{7e}').contains(&c) {
-                    break;
-                }
-                if !('\u{20}'..='\u{3f}').contains(&c) {
-                    // Malformed: stop at the first byte that cannot belong to a CSI.
-                    break;
-                }
-            }
+/// The streaming form of [`sanitize`]: fed chunk by chunk as output arrives (escape
+/// sequences, UTF-8 characters and `\r\n` may span chunks), it keeps the first `cap`
+/// clean characters and counts all of them, so that the `boris` profile shows exactly
+/// its 30,000 characters of *clean* output and says how long the clean output was.
+#[derive(Debug, Clone)]
+pub struct Cleaner {
+    cap: usize,
+    out: String,
+    out_chars: usize,
+    /// Byte offset in `out` where the current line starts, and the characters before it.
+    line_start: usize,
+    line_start_chars: usize,
+    /// Clean characters of the whole stream before the current line, and in it.
+    committed: u64,
+    line_chars: u64,
+    escape: Escape,
+    /// A `\r` was seen; whether it ends a `\r\n` depends on the next character.
+    cr_pending: bool,
+    /// The next visible character redraws the current line.
+    redraw: bool,
+    /// The start of a UTF-8 character cut by a chunk boundary.
+    partial: Vec<u8>,
+}
+
+impl Cleaner {
+    pub fn new(cap: usize) -> Self {
+        Cleaner {
+            cap,
+            out: String::new(),
+            out_chars: 0,
+            line_start: 0,
+            line_start_chars: 0,
+            committed: 0,
+            line_chars: 0,
+            escape: Escape::None,
+            cr_pending: false,
+            redraw: false,
+            partial: Vec::new(),
         }
-        // OSC, DCS, SOS, PM, APC: a string ended by BEL or ST (ESC \).
-        Some(']' | 'P' | 'X' | '^' | '_') => {
-            while let Some(c) = chars.next() {
-                if c == '\u{7}' {
-                    break;
+    }
+
+    /// The clean text kept (at most `cap` characters).
+    pub fn text(&self) -> &str {
+        &self.out
+    }
+
+    /// Clean characters in the whole stream so far.
+    pub fn total_chars(&self) -> u64 {
+        self.committed + self.line_chars
+    }
+
+    /// More clean characters exist than were kept.
+    pub fn truncated(&self) -> bool {
+        self.total_chars() > self.out_chars as u64
+    }
+
+    pub fn push(&mut self, bytes: &[u8]) {
+        let joined;
+        let mut buf = bytes;
+        if !self.partial.is_empty() {
+            let mut v = std::mem::take(&mut self.partial);
+            v.extend_from_slice(bytes);
+            joined = v;
+            buf = &joined;
+        }
+        loop {
+            match std::str::from_utf8(buf) {
+                Ok(s) => {
+                    self.push_str(s);
+                    return;
                 }
-                if c == '\u{1b}' {
-                    if chars.peek() == Some(&'\\') {
-                        chars.next();
+                Err(e) => {
+                    let (valid, rest) = buf.split_at(e.valid_up_to());
+                    // `valid` is valid UTF-8: the error says so.
+                    self.push_str(std::str::from_utf8(valid).unwrap_or_default());
+                    match e.error_len() {
+                        Some(len) => {
+                            self.push_char('\u{fffd}');
+                            buf = &rest[len..];
+                        }
+                        None => {
+                            self.partial = rest.to_vec();
+                            return;
+                        }
                     }
-                    break;
                 }
             }
         }
-        // Character-set designations take one more character: ESC ( B.
-        Some('(' | ')' | '*' | '+' | '-' | '.' | '/' | '#' | '%') => {
-            chars.next();
+    }
+
+    /// Ends the stream: a character cut off at the very end is replaced.
+    pub fn finish(&mut self) {
+        if !std::mem::take(&mut self.partial).is_empty() {
+            self.push_char('\u{fffd}');
         }
-        // Any other two-character sequence (ESC =, ESC M, ESC 7, …), or ESC at the end.
-        _ => {}
+        self.cr_pending = false;
+    }
+
+    /// Removes `segment` (clean text, e.g. the cwd sentinel line the shell's EXIT trap
+    /// printed) from the kept text, if it is there, and from the count.
+    pub fn remove(&mut self, segment: &str) {
+        if let Some(at) = self.out.rfind(segment) {
+            self.out.replace_range(at..at + segment.len(), "");
+            self.out_chars -= segment.chars().count();
+            self.line_start = self.out.rfind('\n').map(|i| i + 1).unwrap_or(0);
+            self.line_start_chars = self.out[..self.line_start].chars().count();
+        }
+        let n = segment.chars().count() as u64;
+        let from_line = n.min(self.line_chars);
+        self.line_chars -= from_line;
+        self.committed = self.committed.saturating_sub(n - from_line);
+    }
+
+    fn push_str(&mut self, s: &str) {
+        for c in s.chars() {
+            self.push_char(c);
+        }
+    }
+
+    fn push_char(&mut self, c: char) {
+        match self.escape {
+            Escape::None => {}
+            Escape::Start => {
+                self.escape = match c {
+                    '[' => Escape::Csi,
+                    ']' | 'P' | 'X' | '^' | '_' => Escape::Str,
+                    '(' | ')' | '*' | '+' | '-' | '.' | '/' | '#' | '%' => Escape::Charset,
+                    _ => Escape::None,
+                };
+                return;
+            }
+            Escape::Csi => {
+                if !('\u{20}'..='\u{3f}').contains(&c) {
+                    // A final byte, or a byte that cannot belong to a CSI: either ends it.
+                    self.escape = Escape::None;
+                }
+                return;
+            }
+            Escape::Str => {
+                match c {
+                    '\u{7}' => self.escape = Escape::None,
+                    '\u{1b}' => self.escape = Escape::StrEsc,
+                    _ => {}
+                }
+                return;
+            }
+            Escape::StrEsc => {
+                self.escape = Escape::None;
+                if c == '\\' {
+                    return;
+                }
+            }
+            Escape::Charset => {
+                self.escape = Escape::None;
+                return;
+            }
+        }
+        if c == '\r' {
+            self.cr_pending = true;
+            return;
+        }
+        if std::mem::take(&mut self.cr_pending) && c != '\n' {
+            self.redraw = true;
+        }
+        match c {
+            '\u{1b}' => self.escape = Escape::Start,
+            '\n' => {
+                self.redraw = false;
+                self.line_chars += 1;
+                self.keep('\n');
+                self.committed += self.line_chars;
+                self.line_chars = 0;
+                self.line_start = self.out.len();
+                self.line_start_chars = self.out_chars;
+            }
+            // C0 controls other than tab, DEL, and C1 controls (U+0080–U+009F).
+            c if (c != '\t' && (c as u32) < 0x20) || c == '\u{7f}' || ('\u{80}'..='\u{9f}').contains(&c) => {}
+            c => {
+                if std::mem::take(&mut self.redraw) {
+                    self.out.truncate(self.line_start);
+                    self.out_chars = self.line_start_chars;
+                    self.line_chars = 0;
+                }
+                self.line_chars += 1;
+                self.keep(c);
+            }
+        }
+    }
+
+    fn keep(&mut self, c: char) {
+        if self.out_chars < self.cap {
+            self.out.push(c);
+            self.out_chars += 1;
+        }
     }
 }
 
@@ -129,6 +267,27 @@ mod tests {
             prop_assert!(!once.contains('\r'));
             let clean = once.chars().all(|c| c == '\n' || c == '\t' || (c as u32) >= 0x20 && c != '\x7f');
             prop_assert!(clean, "control character left in {:?}", once);
+        }
+
+        /// Fed in any chunks, the streaming cleaner gives the batch result, its prefix
+        /// under a cap, and the batch result's length as its count.
+        #[test]
+        fn streaming_matches_batch(raw in proptest::collection::vec(prop_oneof![
+            Just(0x1bu8), Just(b'['), Just(b']'), Just(b'\r'), Just(b'\n'), Just(7u8),
+            Just(b'm'), Just(b'a'), Just(0xC3u8), Just(0xA9u8), Just(0xE2u8), Just(0x82u8), Just(0xACu8), Just(b'\\')
+        ], 0..200), cuts in proptest::collection::vec(0usize..200, 0..6), cap in 0usize..50) {
+            let whole = sanitize(&raw);
+            let mut c = Cleaner::new(cap);
+            let mut points: Vec<usize> = cuts.into_iter().map(|x| x.min(raw.len())).collect();
+            points.sort_unstable();
+            let mut last = 0;
+            for p in points { c.push(&raw[last..p]); last = p; }
+            c.push(&raw[last..]);
+            c.finish();
+            prop_assert_eq!(c.total_chars(), whole.chars().count() as u64);
+            let prefix: String = whole.chars().take(cap).collect();
+            prop_assert_eq!(c.text(), prefix.as_str());
+            prop_assert_eq!(c.truncated(), whole.chars().count() > cap);
         }
 
         #[test]

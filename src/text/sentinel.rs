@@ -11,13 +11,28 @@ pub fn marker(nonce: &str) -> String {
     format!("__BORIS_CWD_{nonce}__")
 }
 
-/// The script the shell runs for `command`.
-pub fn wrap(command: &str, nonce: &str) -> String {
+/// The script the shell runs for `command`. The cwd is reported once, by whichever
+/// comes first: the line after the command (normal completion, even if the command set
+/// its own EXIT trap), or the EXIT trap (an `exit N`, or `set -e` stopping the script).
+/// Under bash, `builtin` keeps a user's `printf` or `pwd` function out of the way, and an
+/// `exit` function reports before a command's own EXIT trap could have replaced ours
+/// (only in the main shell: a subshell's `exit` must not print the sentinel).
+pub fn wrap(command: &str, nonce: &str, bash: bool) -> String {
     let marker = marker(nonce);
+    let b = if bash { "builtin " } else { "" };
+    let exit_fn = if bash {
+        "exit() { if [ \"$BASHPID\" = \"$$\" ]; then __boris_cwd; fi; builtin exit \"$@\"; }\n"
+    } else {
+        ""
+    };
     // `$?` in an EXIT trap is the status the shell is exiting with, so `exit 42` and a
     // failing last command both report their own code.
     format!(
-        "trap '__boris_status=$?; printf \"\\n{marker}%s\\n\" \"$PWD\"; exit $__boris_status' EXIT\n{command}\n"
+        "__boris_cwd() {{ if [ -z \"${{__boris_reported:-}}\" ]; then __boris_reported=1; \
+         {b}printf '\\n{marker}%s\\n' \"$({b}pwd)\"; fi; }}\n\
+         {exit_fn}trap '__boris_status=$?; __boris_cwd; exit $__boris_status' EXIT\n\
+         {command}\n\
+         __boris_status=$?; __boris_cwd; exit $__boris_status\n"
     )
 }
 

@@ -60,16 +60,18 @@ pub fn tool() -> Tool {
     )
 }
 
-/// Limits for one stream of the `boris` profile: the head holds the 30,000 shown
-/// characters (up to four bytes each); the spill file starts once a stream may no longer
-/// fit; the tail holds the sentinel.
+/// Limits for one stream of the `boris` profile: the first 30,000 *clean* characters
+/// are kept as output arrives; the raw head only has to hold a stream small enough not
+/// to spill; the spill file starts once the stream may no longer fit the shown part;
+/// the tail holds the sentinel.
 fn limits(ctx: &Ctx, name: &str) -> Limits {
     Limits {
-        head_bytes: truncate::HEAD_CHARS * 4 + 1024,
+        head_bytes: truncate::HEAD_CHARS,
         tail_bytes: 64 * 1024,
         spill_after: truncate::HEAD_CHARS,
         spill_path: ctx.shared.spill.file(&format!("{name}.log")),
         spill_max: 4 << 30,
+        clean_chars: Some(truncate::HEAD_CHARS),
     }
 }
 
@@ -80,11 +82,12 @@ pub async fn run(ctx: &Ctx, args: BashArgs, call: &Call) -> ToolResult<CallToolR
             "command is empty; give the shell command to run",
         ));
     }
+    let (cwd, moved) = usable_cwd(ctx);
     if args.run_in_background.unwrap_or(false) {
-        return start_background(ctx, &args.command);
+        return start_background(ctx, &args.command, &cwd, moved.as_deref());
     }
     let timeout_ms = effective_timeout_ms(ctx, args.timeout);
-    let running = spawn(ctx, &args.command, &ctx.ws.cwd())?;
+    let running = spawn(ctx, &args.command, &cwd)?;
     let outcome = supervise(&running, Duration::from_millis(timeout_ms), call).await;
     let exit = match outcome {
         Outcome::Exited(exit) => exit,
@@ -100,13 +103,34 @@ pub async fn run(ctx: &Ctx, args: BashArgs, call: &Call) -> ToolResult<CallToolR
             ctx.ws.set_cwd(cwd);
         }
     }
-    let mut text = String::new();
+    let mut text = moved.unwrap_or_default();
     if matches!(outcome, Outcome::TimedOut) {
         text.push_str(&format!("Command timed out after {timeout_ms}ms\n"));
     }
     text.push_str(&format!("exit_code: {}\n", exit.code));
     text.push_str(&render_streams(&running));
     Ok(text_result(text.trim_end_matches('\n').to_string()))
+}
+
+/// The workspace cwd, or — when it was removed since — its nearest existing ancestor
+/// (else the start directory), which becomes the cwd; with a note saying so.
+fn usable_cwd(ctx: &Ctx) -> (PathBuf, Option<String>) {
+    let cwd = ctx.ws.cwd();
+    if cwd.is_dir() {
+        return (cwd, None);
+    }
+    let fallback = cwd
+        .ancestors()
+        .find(|p| p.is_dir())
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| ctx.shared.config.workdir.clone());
+    ctx.ws.set_cwd(fallback.clone());
+    let note = format!(
+        "[The working directory {} no longer exists; the command ran in {}]\n",
+        cwd.display(),
+        fallback.display()
+    );
+    (fallback, Some(note))
 }
 
 /// The timeout of a call: the argument, or `--timeout`, clamped to [1, 600000] ms.
@@ -117,7 +141,7 @@ pub fn effective_timeout_ms(ctx: &Ctx, requested: Option<u64>) -> u64 {
 
 /// Starts the shell for `command` in `cwd`, with the sentinel trap in front of it.
 fn spawn(ctx: &Ctx, command: &str, cwd: &Path) -> ToolResult<Running> {
-    let script = sentinel::wrap(command, &ctx.ws.nonce);
+    let script = sentinel::wrap(command, &ctx.ws.nonce, ctx.shared.shell.ends_with("bash"));
     let name = ctx.shared.spill.next("bash");
     Running::spawn(Spawn {
         shell: &ctx.shared.shell,
@@ -240,24 +264,17 @@ pub fn render_streams(running: &Running) -> String {
 }
 
 fn render_head(c: &mut Capture) -> String {
-    let clean = sanitize(c.head());
-    let (shown, cut) = truncate::head(&clean, truncate::HEAD_CHARS);
-    if !cut && c.complete() {
-        c.discard_spill();
-        return clean;
-    }
-    let total = if c.complete() {
-        clean.chars().count()
-    } else {
-        c.chars() as usize
+    let Some(clean) = c.cleaned() else {
+        return String::new();
     };
+    let (shown, truncated, total) = (clean.text().to_string(), clean.truncated(), clean.total_chars());
+    if !truncated {
+        c.discard_spill();
+        return shown;
+    }
     let path = c.spill_path().map(|p| p.display().to_string());
-    let mut text = shown.to_string();
-    text.push_str(&truncate::head_notice(
-        total,
-        truncate::HEAD_CHARS,
-        path.as_deref(),
-    ));
+    let mut text = shown;
+    text.push_str(&truncate::head_notice(total as usize, truncate::HEAD_CHARS, path.as_deref()));
     if let Some(err) = c.spill_error() {
         text.push_str(&format!("\n[The full output could not be saved: {err}]"));
     }
@@ -266,7 +283,7 @@ fn render_head(c: &mut Capture) -> String {
 
 /// `run_in_background`: starts the command and returns its task id at once. A
 /// background `cd` does not move the workspace.
-fn start_background(ctx: &Ctx, command: &str) -> ToolResult<CallToolResult> {
+fn start_background(ctx: &Ctx, command: &str, cwd: &Path, moved: Option<&str>) -> ToolResult<CallToolResult> {
     ctx.ws.tasks.check_room().map_err(|_| {
         ToolError::new(
             ErrorCode::BashTaskLimit,
@@ -278,7 +295,7 @@ fn start_background(ctx: &Ctx, command: &str) -> ToolResult<CallToolResult> {
             ),
         )
     })?;
-    let running = spawn(ctx, command, &ctx.ws.cwd())?;
+    let running = spawn(ctx, command, cwd)?;
     let id = ctx.ws.tasks.next_id();
     tracing::info!(task = %id, pid = running.pid, "background task started");
     ctx.ws.tasks.adopt(
@@ -288,6 +305,7 @@ fn start_background(ctx: &Ctx, command: &str) -> ToolResult<CallToolResult> {
         ctx.shared.config.background_task_timeout,
     );
     Ok(text_result(format!(
-        "task_id: {id}\nstatus: running\nFollow it with task_output (task_id \"{id}\"), stop it with task_stop."
+        "{}task_id: {id}\nstatus: running\nFollow it with task_output (task_id \"{id}\"), stop it with task_stop.",
+        moved.unwrap_or_default()
     )))
 }

@@ -52,6 +52,7 @@ fn limits(ctx: &Ctx, name: &str) -> Limits {
         spill_after: truncate::TAIL_BYTES,
         spill_path: ctx.shared.spill.file(&format!("{name}.log")),
         spill_max: 4 << 30,
+        clean_chars: None,
     }
 }
 
@@ -272,8 +273,10 @@ async fn check(ctx: &Ctx, pid: i64) -> ToolResult<CallToolResult> {
         if total > *offset {
             let fresh = sanitize(&c.read_from(*offset, 2 * truncate::TAIL_BYTES));
             let tail = truncate::tail(&fresh, truncate::TAIL_LINES, truncate::TAIL_BYTES);
+            let what = if name == "stdout" { "output" } else { "stderr" };
+            let lines = if tail.shown_lines == 1 { "line" } else { "lines" };
             text.push_str(&format!(
-                "New {name} since last check ({} lines):\n{}\n\n",
+                "New {what} since last check ({} {lines}):\n{}\n\n",
                 tail.shown_lines,
                 tail.text.trim_end_matches('\n')
             ));

@@ -35,7 +35,7 @@ pub async fn serve(shared: Arc<Shared>) -> anyhow::Result<()> {
 /// `notifications/cancelled` for a request that never arrived) before `initialize` would
 /// then stop a server that must keep serving, so such messages are dropped until a
 /// lifecycle has begun. Requests always pass: rmcp answers each with a result or a
-/// JSON-RPC error.
+/// JSON-RPC error. At end of input it kills every process group Boris started.
 struct PreInitFilter<T> {
     inner: T,
     lifecycle_started: bool,
@@ -56,7 +56,13 @@ where
 
     async fn receive(&mut self) -> Option<rmcp::service::RxJsonRpcMessage<RoleServer>> {
         loop {
-            let msg = self.inner.receive().await?;
+            let Some(msg) = self.inner.receive().await else {
+                // stdin closed: nobody can read a result any more. rmcp gives in-flight
+                // calls a few seconds before cancelling them; their commands (and every
+                // background task) are killed now instead, so the process exits at once.
+                crate::exec::kill_all_groups();
+                return None;
+            };
             if self.lifecycle_started {
                 return Some(msg);
             }
