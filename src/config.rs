@@ -139,6 +139,18 @@ pub struct Cli {
     )]
     pub token: Option<String>,
 
+    /// An extra allowed browser Origin for HTTP, e.g. `https://app.example.com` or
+    /// `http://devbox:*` (repeatable). Loopback origins are always allowed; any other
+    /// Origin gets 403. Env: BORIS_ALLOWED_ORIGINS (comma-separated).
+    #[arg(long = "allowed-origin", value_name = "ORIGIN")]
+    pub allowed_origins: Vec<String>,
+
+    /// An allowed `Host` header value for HTTP (repeatable). Bound to loopback, only
+    /// loopback names are accepted unless more are given; bound beyond loopback, any Host
+    /// is accepted unless some are given. Env: BORIS_ALLOWED_HOSTS (comma-separated).
+    #[arg(long = "allowed-host", value_name = "HOST")]
+    pub allowed_hosts: Vec<String>,
+
     /// Generate a random bearer token and print it on stderr.
     #[arg(long, env = "BORIS_GENERATE_TOKEN", value_parser = clap::builder::BoolishValueParser::new(), default_value_t = false, num_args = 0..=1, default_missing_value = "true")]
     pub generate_token: bool,
@@ -190,6 +202,8 @@ pub struct Config {
     pub anthropic_compat: bool,
     pub token: Option<String>,
     pub generate_token: bool,
+    pub allowed_origins: Vec<String>,
+    pub allowed_hosts: Vec<String>,
     pub background_task_timeout: Option<Duration>,
     pub require_view_before_edit: ViewBeforeEdit,
     pub bash_profile: BashProfile,
@@ -267,6 +281,25 @@ impl Cli {
             disabled_tools.push("bash".to_string());
         }
 
+        let allowed_origins = if self.allowed_origins.is_empty() {
+            env_list(&env, "BORIS_ALLOWED_ORIGINS")
+        } else {
+            self.allowed_origins
+        };
+        for origin in &allowed_origins {
+            if origin != "null" && !origin.contains("://") {
+                return Err(ConfigError(format!(
+                    "invalid value {origin:?} for --allowed-origin: an origin has a scheme, \
+                     e.g. https://app.example.com or http://devbox:*"
+                )));
+            }
+        }
+        let allowed_hosts = if self.allowed_hosts.is_empty() {
+            env_list(&env, "BORIS_ALLOWED_HOSTS")
+        } else {
+            self.allowed_hosts
+        };
+
         if let Some(token) = &self.token
             && token.trim().is_empty()
         {
@@ -288,6 +321,8 @@ impl Cli {
             anthropic_compat: self.anthropic_compat,
             token: self.token,
             generate_token: self.generate_token,
+            allowed_origins,
+            allowed_hosts,
             background_task_timeout: (self.background_task_timeout > 0)
                 .then(|| Duration::from_secs(self.background_task_timeout)),
             require_view_before_edit: self.require_view_before_edit,

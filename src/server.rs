@@ -16,6 +16,9 @@ use std::sync::Arc;
 #[derive(Debug, Clone)]
 pub struct BorisServer {
     ctx: Ctx,
+    /// Over HTTP, the workspace that requests without a session (the stateless
+    /// 2026-07-28 era) share.
+    stateless_ws: Option<Arc<Workspace>>,
 }
 
 impl BorisServer {
@@ -23,6 +26,32 @@ impl BorisServer {
         let ws = Arc::new(Workspace::new(shared.config.workdir.clone()));
         BorisServer {
             ctx: Ctx { shared, ws },
+            stateless_ws: None,
+        }
+    }
+
+    /// A server for one HTTP session, or for one stateless request, which then uses
+    /// `stateless_ws`.
+    pub fn with_default_workspace(shared: Arc<Shared>, stateless_ws: Arc<Workspace>) -> Self {
+        BorisServer {
+            stateless_ws: Some(stateless_ws),
+            ..Self::new(shared)
+        }
+    }
+
+    /// The context of one request: its session's workspace, or the shared one for an
+    /// HTTP request outside any session.
+    fn ctx_for(&self, context: &RequestContext<RoleServer>) -> std::borrow::Cow<'_, Ctx> {
+        let sessionless = context
+            .extensions
+            .get::<axum::http::request::Parts>()
+            .is_some_and(|parts| !parts.headers.contains_key("mcp-session-id"));
+        match (&self.stateless_ws, sessionless) {
+            (Some(ws), true) => std::borrow::Cow::Owned(Ctx {
+                shared: self.ctx.shared.clone(),
+                ws: ws.clone(),
+            }),
+            _ => std::borrow::Cow::Borrowed(&self.ctx),
         }
     }
 
@@ -132,7 +161,7 @@ impl ServerHandler for BorisServer {
                 token,
             }),
         };
-        match tools::dispatch(&self.ctx, &name, args, call).await {
+        match tools::dispatch(&self.ctx_for(&context), &name, args, call).await {
             Some(result) => Ok(result.into()),
             None => Err(McpError::invalid_params(
                 format!("unknown tool {name:?}"),
