@@ -94,6 +94,13 @@ fn http(addr: &str, request: &str) -> String {
     response
 }
 
+fn get_health(addr: &str) -> String {
+    http(
+        addr,
+        &format!("GET /health HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"),
+    )
+}
+
 fn post_initialize(addr: &str, auth: Option<&str>) -> String {
     let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
     let auth = auth
@@ -113,13 +120,7 @@ fn post_initialize(addr: &str, auth: Option<&str>) -> String {
 #[test]
 fn http_health_and_initialize() {
     let server = start_http(&[]);
-    let health = http(
-        &server.addr,
-        &format!(
-            "GET /health HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n",
-            server.addr
-        ),
-    );
+    let health = get_health(&server.addr);
     assert!(health.starts_with("HTTP/1.1 200"), "{health}");
     assert!(health.contains(r#"{"status":"ok"}"#), "{health}");
 
@@ -158,12 +159,6 @@ fn http_bearer_token_is_required_and_checked() {
     assert!(right.starts_with("HTTP/1.1 200"), "{right}");
 
     // Health stays open without the token.
-    let health = http(
-        &server.addr,
-        &format!(
-            "GET /health HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n",
-            server.addr
-        ),
-    );
+    let health = get_health(&server.addr);
     assert!(health.starts_with("HTTP/1.1 200"), "{health}");
 }

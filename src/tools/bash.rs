@@ -3,11 +3,11 @@
 //! characters of each stream, a non-zero exit is data, and `run_in_background` starts a
 //! task that `task_output` and `task_stop` follow.
 
-use super::{Call, Ctx, Progress, define, text_result};
+use super::{Call, Ctx, Progress, define, runs_commands, text_result};
 use crate::error::{ErrorCode, ToolError, ToolResult};
 use crate::exec::{self, Capture, Limits, Running, Spawn, TERM_GRACE};
 use crate::text::{sanitize::sanitize, sentinel, truncate};
-use rmcp::model::{CallToolResult, Tool, ToolAnnotations};
+use rmcp::model::{CallToolResult, Tool};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
@@ -40,11 +40,6 @@ pub struct BashArgs {
 }
 
 pub fn tool() -> Tool {
-    let mut annotations = ToolAnnotations::with_title("Run a shell command");
-    annotations.read_only_hint = Some(false);
-    annotations.destructive_hint = Some(true);
-    annotations.idempotent_hint = Some(false);
-    annotations.open_world_hint = Some(true);
     define::<BashArgs>(
         "bash",
         "Run a shell command",
@@ -56,7 +51,7 @@ pub fn tool() -> Tool {
          grep. timeout is in milliseconds (default 120000, max 600000). Processes left \
          running when the command ends are killed: for servers and other long jobs use \
          run_in_background, then task_output and task_stop.",
-        annotations,
+        runs_commands("Run a shell command"),
     )
 }
 
@@ -143,12 +138,29 @@ pub fn effective_timeout_ms(ctx: &Ctx, requested: Option<u64>) -> u64 {
 fn spawn(ctx: &Ctx, command: &str, cwd: &Path) -> ToolResult<Running> {
     let script = sentinel::wrap(command, &ctx.ws.nonce, ctx.shared.shell.ends_with("bash"));
     let name = ctx.shared.spill.next("bash");
+    start_shell(
+        ctx,
+        &script,
+        cwd,
+        limits(ctx, &format!("{name}-stdout")),
+        limits(ctx, &format!("{name}-stderr")),
+    )
+}
+
+/// Starts the shell on `script`; a failure to start is `[BASH_START_FAILED]`.
+pub fn start_shell(
+    ctx: &Ctx,
+    script: &str,
+    cwd: &Path,
+    stdout: Limits,
+    stderr: Limits,
+) -> ToolResult<Running> {
     Running::spawn(Spawn {
         shell: &ctx.shared.shell,
-        script: &script,
+        script,
         cwd,
-        stdout: limits(ctx, &format!("{name}-stdout")),
-        stderr: limits(ctx, &format!("{name}-stderr")),
+        stdout,
+        stderr,
     })
     .map_err(|e| {
         ToolError::new(
@@ -267,14 +279,22 @@ fn render_head(c: &mut Capture) -> String {
     let Some(clean) = c.cleaned() else {
         return String::new();
     };
-    let (shown, truncated, total) = (clean.text().to_string(), clean.truncated(), clean.total_chars());
+    let (shown, truncated, total) = (
+        clean.text().to_string(),
+        clean.truncated(),
+        clean.total_chars(),
+    );
     if !truncated {
         c.discard_spill();
         return shown;
     }
     let path = c.spill_path().map(|p| p.display().to_string());
     let mut text = shown;
-    text.push_str(&truncate::head_notice(total as usize, truncate::HEAD_CHARS, path.as_deref()));
+    text.push_str(&truncate::head_notice(
+        total as usize,
+        truncate::HEAD_CHARS,
+        path.as_deref(),
+    ));
     if let Some(err) = c.spill_error() {
         text.push_str(&format!("\n[The full output could not be saved: {err}]"));
     }
@@ -283,7 +303,12 @@ fn render_head(c: &mut Capture) -> String {
 
 /// `run_in_background`: starts the command and returns its task id at once. A
 /// background `cd` does not move the workspace.
-fn start_background(ctx: &Ctx, command: &str, cwd: &Path, moved: Option<&str>) -> ToolResult<CallToolResult> {
+fn start_background(
+    ctx: &Ctx,
+    command: &str,
+    cwd: &Path,
+    moved: Option<&str>,
+) -> ToolResult<CallToolResult> {
     ctx.ws.tasks.check_room().map_err(|_| {
         ToolError::new(
             ErrorCode::BashTaskLimit,

@@ -288,6 +288,13 @@ pub fn read_only(title: &str) -> ToolAnnotations {
     a
 }
 
+/// A tool that runs arbitrary commands: it can do anything, anywhere.
+pub fn runs_commands(title: &str) -> ToolAnnotations {
+    let mut a = writes(title, false);
+    a.open_world_hint = Some(true);
+    a
+}
+
 pub fn writes(title: &str, idempotent: bool) -> ToolAnnotations {
     let mut a = ToolAnnotations::with_title(title);
     a.read_only_hint = Some(false);

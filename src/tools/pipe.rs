@@ -3,12 +3,12 @@
 //! file once it passes 50 KB, a timeout that backgrounds the command instead of killing
 //! it, `check_pid`/`kill_pid` to follow it, and a non-zero exit reported as an error.
 
-use super::bash::{Outcome, effective_timeout_ms, supervise};
-use super::{Call, Ctx, define};
+use super::bash::{Outcome, effective_timeout_ms, start_shell, supervise};
+use super::{Call, Ctx, define, runs_commands};
 use crate::error::{ErrorCode, ToolError, ToolResult};
-use crate::exec::{self, Capture, Limits, Running, Spawn, tasks::Task};
+use crate::exec::{self, Capture, Limits, Running, tasks::Task};
 use crate::text::{sanitize::sanitize, truncate};
-use rmcp::model::{CallToolResult, ContentBlock, Tool, ToolAnnotations};
+use rmcp::model::{CallToolResult, ContentBlock, Tool};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use std::sync::Arc;
@@ -31,16 +31,12 @@ pub struct PipeArgs {
 }
 
 pub fn tool() -> Tool {
-    let mut annotations = ToolAnnotations::with_title("Run a shell command");
-    annotations.read_only_hint = Some(false);
-    annotations.destructive_hint = Some(true);
-    annotations.open_world_hint = Some(true);
     define::<PipeArgs>(
         "bash",
         "Run a shell command",
         "Execute a bash command. Output truncated to last 2000 lines or 50KB; if truncated, \
          full output saved to temp file. Commands exceeding timeout are auto-backgrounded.",
-        annotations,
+        runs_commands("Run a shell command"),
     )
 }
 
@@ -83,23 +79,13 @@ async fn run_command(
     // Stateless: every command starts in the session's start directory.
     let cwd = &ctx.shared.config.workdir;
     let name = ctx.shared.spill.next("pipe-bash");
-    let running = Running::spawn(Spawn {
-        shell: &ctx.shared.shell,
-        script: &format!("{command}\n"),
+    let running = start_shell(
+        ctx,
+        &format!("{command}\n"),
         cwd,
-        stdout: limits(ctx, &format!("{name}-stdout")),
-        stderr: limits(ctx, &format!("{name}-stderr")),
-    })
-    .map_err(|e| {
-        ToolError::new(
-            ErrorCode::BashStartFailed,
-            format!(
-                "could not start {} in {}: {e}",
-                ctx.shared.shell.display(),
-                cwd.display()
-            ),
-        )
-    })?;
+        limits(ctx, &format!("{name}-stdout")),
+        limits(ctx, &format!("{name}-stderr")),
+    )?;
     match supervise(&running, Duration::from_millis(timeout_ms), call).await {
         Outcome::Exited(exit) => {
             running.finish().await;
@@ -274,7 +260,11 @@ async fn check(ctx: &Ctx, pid: i64) -> ToolResult<CallToolResult> {
             let fresh = sanitize(&c.read_from(*offset, 2 * truncate::TAIL_BYTES));
             let tail = truncate::tail(&fresh, truncate::TAIL_LINES, truncate::TAIL_BYTES);
             let what = if name == "stdout" { "output" } else { "stderr" };
-            let lines = if tail.shown_lines == 1 { "line" } else { "lines" };
+            let lines = if tail.shown_lines == 1 {
+                "line"
+            } else {
+                "lines"
+            };
             text.push_str(&format!(
                 "New {what} since last check ({} {lines}):\n{}\n\n",
                 tail.shown_lines,
