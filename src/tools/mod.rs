@@ -8,6 +8,8 @@ pub mod bash;
 pub mod create;
 pub mod edit;
 pub mod editor;
+pub mod glob;
+pub mod grep;
 pub mod insert;
 pub mod pipe;
 pub mod tasks;
@@ -109,6 +111,10 @@ fn catalogue(config: &Config) -> Vec<Tool> {
         }
         BashProfile::Pipe => tools.push(pipe::tool()),
     }
+    tools.extend([
+        grep::tool(config.anthropic_compat),
+        glob::tool(config.anthropic_compat),
+    ]);
     // The task tools only make sense next to bash.
     let bash_enabled = config.tool_enabled("bash");
     tools.retain(|t| {
@@ -202,7 +208,7 @@ fn dispatch_blocking(
     ctx: &Ctx,
     name: &str,
     args: JsonObject,
-    #[allow(unused_variables)] ct: &CancellationToken,
+    ct: &CancellationToken,
 ) -> Option<ToolResult<CallToolResult>> {
     let compat = ctx.shared.config.anthropic_compat;
     Some(match name {
@@ -210,6 +216,8 @@ fn dispatch_blocking(
         "str_replace" => parse(name, args).and_then(|a| edit::run(ctx, a)),
         "create_file" => parse(name, args).and_then(|a| create::run(ctx, a)),
         "str_replace_editor" => parse(name, args).and_then(|a| editor::run(ctx, a)),
+        "grep" => parse(name, args).and_then(|a| grep::run(ctx, a, ct)),
+        "glob" => parse(name, args).and_then(|a| glob::run(ctx, a, compat, ct)),
         _ => return None,
     })
 }

@@ -1,0 +1,193 @@
+//! `glob`: find files (or directories) by a glob on their path (DESIGN §8).
+//!
+//! The pattern matches the path relative to the search root or the base name, so `*.go`
+//! finds Go files at any depth and `src/**/*.md` only under `src/`; braces and classes
+//! work. The walk and its ignore rules are grep's (`search::walk`). Results are absolute
+//! paths, newest first (ties by path), capped at 30,000 characters.
+
+use super::{Ctx, define, read_only, text_result};
+use crate::error::{ErrorCode, ToolError, ToolResult};
+use crate::search::output::{self, ListStyle, MAX_RESULT_CHARS, Page};
+use crate::search::pattern::PathGlob;
+use crate::search::walk::{self, Root};
+use ignore::WalkState;
+use rmcp::model::{CallToolResult, Tool};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+use tokio_util::sync::CancellationToken;
+
+#[derive(Debug, Deserialize)]
+pub struct GlobArgs {
+    pub pattern: String,
+    #[serde(default)]
+    pub path: Option<String>,
+    #[serde(default, rename = "type")]
+    pub kind: Option<String>,
+}
+
+fn kind_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({
+        "type": "string",
+        "enum": ["file", "directory"],
+        "description": "What to list: `file` (default) or `directory`."
+    })
+}
+
+#[derive(Debug, JsonSchema)]
+#[schemars(rename = "GlobArgs")]
+#[allow(dead_code)]
+struct GlobSchema {
+    /// The glob to match: `*.rs` (any depth: a pattern without `/` matches the name),
+    /// `src/**/*.md` (the path relative to `path`), `*.{ts,tsx}`, `test_[ab].py`.
+    pattern: String,
+    /// The directory to search: absolute, or relative to the working directory. Default:
+    /// the working directory.
+    path: Option<String>,
+    #[serde(default)]
+    #[schemars(rename = "type", schema_with = "kind_schema")]
+    kind: Option<String>,
+}
+
+#[derive(Debug, JsonSchema)]
+#[schemars(rename = "GlobArgs")]
+#[allow(dead_code)]
+struct CompatGlobSchema {
+    /// The glob pattern to match files against.
+    pattern: String,
+    /// The directory to search in. If not specified, the current working directory will
+    /// be used. Omit this field to use the default directory.
+    path: Option<String>,
+}
+
+const DESCRIPTION: &str = "Find files or directories by a glob pattern. A pattern matches the \
+    path relative to `path` (default: the working directory) or the entry's name: `*.go` \
+    finds Go files at any depth, `src/**/*.md` only under src, `*.{ts,tsx}` and `[ab].txt` \
+    work. Honours .gitignore, .ignore and .git/info/exclude; .git and node_modules are \
+    skipped; hidden files are included. Returns absolute paths, most recently modified \
+    first, capped at 30,000 characters. type: file (default) or directory.";
+
+const COMPAT_DESCRIPTION: &str = "- Fast file pattern matching tool that works with any codebase \
+    size\n- Supports glob patterns like \"**/*.js\" or \"src/**/*.ts\"\n- Returns matching \
+    file paths sorted by modification time\n- Use this tool when you need to find files by \
+    name patterns";
+
+pub fn tool(compat: bool) -> Tool {
+    if compat {
+        define::<CompatGlobSchema>(
+            "glob",
+            "Find files by pattern",
+            COMPAT_DESCRIPTION,
+            read_only("Find files by pattern"),
+        )
+    } else {
+        define::<GlobSchema>(
+            "glob",
+            "Find files by pattern",
+            DESCRIPTION,
+            read_only("Find files by pattern"),
+        )
+    }
+}
+
+pub fn run(
+    ctx: &Ctx,
+    args: GlobArgs,
+    compat: bool,
+    ct: &CancellationToken,
+) -> ToolResult<CallToolResult> {
+    if args.pattern.trim().is_empty() {
+        return Err(ToolError::invalid(
+            "pattern must not be empty; give a glob such as *.rs or src/**/*.md",
+        ));
+    }
+    // In --anthropic-compat glob lists files only (DESIGN §7).
+    let dirs = match args.kind.as_deref().map(str::trim) {
+        _ if compat => false,
+        None | Some("") | Some("file") => false,
+        Some("directory") => true,
+        Some(other) => {
+            return Err(ToolError::new(
+                ErrorCode::GlobInvalidType,
+                format!("type {other:?} is not one of: file, directory"),
+            ));
+        }
+    };
+    let glob = PathGlob::new(&args.pattern).map_err(|e| {
+        ToolError::new(
+            ErrorCode::GlobInvalidPattern,
+            format!("{:?} is not a valid glob: {e}", args.pattern),
+        )
+    })?;
+    let root = Root::open(ctx, args.path.as_deref(), "search")?;
+    if !root.is_dir {
+        return Err(ToolError::invalid(format!(
+            "{} is a file; glob searches a directory",
+            root.shown.display()
+        )));
+    }
+
+    let (tx, rx) = std::sync::mpsc::channel::<(PathBuf, SystemTime)>();
+    walk::builder(ctx, &root).build_parallel().run(|| {
+        let tx = tx.clone();
+        let (glob, root) = (&glob, &root);
+        Box::new(move |entry| {
+            if ct.is_cancelled() {
+                return WalkState::Quit;
+            }
+            let Ok(ent) = entry else {
+                return WalkState::Continue;
+            };
+            if ent.depth() == 0 {
+                return WalkState::Continue;
+            }
+            let is_dir = ent.file_type().is_some_and(|t| t.is_dir());
+            if is_dir != dirs {
+                return WalkState::Continue;
+            }
+            let path = ent.path();
+            let name = Path::new(ent.file_name());
+            if glob.is_match(name, || root.relative(path), || root.display(path)) {
+                let mtime = ent
+                    .metadata()
+                    .ok()
+                    .and_then(|m| m.modified().ok())
+                    .unwrap_or(SystemTime::UNIX_EPOCH);
+                let _ = tx.send((ent.into_path(), mtime));
+            }
+            WalkState::Continue
+        })
+    });
+    drop(tx);
+    let mut found: Vec<(PathBuf, SystemTime)> = rx.into_iter().collect();
+    if ct.is_cancelled() {
+        return Ok(text_result("glob was cancelled."));
+    }
+    let (one, many) = if dirs {
+        ("directory", "directories")
+    } else {
+        ("file", "files")
+    };
+    if found.is_empty() {
+        return Ok(text_result(format!("No {many} found")));
+    }
+    // Newest first at full precision; ties by path (DESIGN §8).
+    found.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    let entries: Vec<String> = found
+        .iter()
+        .map(|(p, _)| root.display(p).to_string_lossy().into_owned())
+        .collect();
+    let style = ListStyle {
+        header: None,
+        one,
+        many,
+        pageable: false,
+        cap: MAX_RESULT_CHARS,
+    };
+    Ok(text_result(output::render_list(
+        &entries,
+        Page::default(),
+        &style,
+    )))
+}
