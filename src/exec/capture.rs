@@ -308,7 +308,10 @@ mod tests {
         assert_eq!(c.tail(), b"user output here\n");
         assert_eq!(c.total(), 17);
         let clean = c.cleaned().unwrap();
-        assert_eq!((clean.text(), clean.total_chars()), ("user output here\n", 17));
+        assert_eq!(
+            (clean.text(), clean.total_chars()),
+            ("user output here\n", 17)
+        );
         assert_eq!(
             std::fs::read(dir.path().join("out.log")).unwrap(),
             b"user output here\n"

@@ -204,7 +204,9 @@ impl Cleaner {
                 self.line_start_chars = self.out_chars;
             }
             // C0 controls other than tab, DEL, and C1 controls (U+0080–U+009F).
-            c if (c != '\t' && (c as u32) < 0x20) || c == '\u{7f}' || ('\u{80}'..='\u{9f}').contains(&c) => {}
+            c if (c != '\t' && (c as u32) < 0x20)
+                || c == '\u{7f}'
+                || ('\u{80}'..='\u{9f}').contains(&c) => {}
             c => {
                 if std::mem::take(&mut self.redraw) {
                     self.out.truncate(self.line_start);
