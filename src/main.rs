@@ -61,6 +61,7 @@ fn main() -> ExitCode {
                     r = boris::transport::stdio::serve(shared) => r,
                     _ = boris::transport::shutdown_signal() => {
                         tracing::info!("signal received, shutting down");
+                        boris::exec::begin_shutdown();
                         Ok(())
                     }
                 }

@@ -36,6 +36,20 @@ fn live_groups() -> MutexGuard<'static, Option<HashSet<i32>>> {
     LIVE_GROUPS.lock().unwrap_or_else(|p| p.into_inner())
 }
 
+/// Cancelled once the server is shutting down (stdin closed, SIGINT/SIGTERM): every
+/// tool call watches it besides its own cancellation, so nothing holds the exit.
+pub fn shutdown_token() -> &'static tokio_util::sync::CancellationToken {
+    static TOKEN: std::sync::OnceLock<tokio_util::sync::CancellationToken> =
+        std::sync::OnceLock::new();
+    TOKEN.get_or_init(tokio_util::sync::CancellationToken::new)
+}
+
+/// Begins shutdown: in-flight calls are cancelled and every process group is killed.
+pub fn begin_shutdown() {
+    shutdown_token().cancel();
+    kill_all_groups();
+}
+
 /// Kills every process group Boris started that may still be running (shutdown).
 pub fn kill_all_groups() {
     let groups: Vec<i32> = live_groups()

@@ -159,11 +159,20 @@ pub async fn dispatch(
     ctx: &Ctx,
     name: &str,
     args: JsonObject,
-    call: Call,
+    mut call: Call,
 ) -> Option<CallToolResult> {
     if !ctx.shared.tools.iter().any(|t| t.name == name) {
         return None;
     }
+    // The call stops on its own cancellation or on server shutdown, whichever comes
+    // first.
+    let request_ct = std::mem::replace(&mut call.ct, crate::exec::shutdown_token().child_token());
+    let linked = call.ct.clone();
+    let link = tokio::spawn(async move {
+        request_ct.cancelled().await;
+        linked.cancel();
+    });
+    let _unlink = AbortOnDrop(link.abort_handle());
     let outcome = match name {
         "bash" => match ctx.shared.config.bash_profile {
             BashProfile::Boris => {
@@ -201,6 +210,15 @@ pub async fn dispatch(
         }
     };
     Some(outcome.unwrap_or_else(|e| e.to_result()))
+}
+
+/// Aborts a helper task when the call that spawned it ends.
+struct AbortOnDrop(tokio::task::AbortHandle);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }
 
 /// The tools that do blocking filesystem work.

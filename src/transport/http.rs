@@ -226,7 +226,7 @@ pub async fn serve(shared: Arc<Shared>, token: Option<String>) -> anyhow::Result
     }
     drop(listener);
     ct.cancel();
-    crate::exec::kill_all_groups();
+    crate::exec::begin_shutdown();
     if tokio::time::timeout(SHUTDOWN_GRACE, graceful.shutdown())
         .await
         .is_err()

@@ -35,7 +35,8 @@ pub async fn serve(shared: Arc<Shared>) -> anyhow::Result<()> {
 /// `notifications/cancelled` for a request that never arrived) before `initialize` would
 /// then stop a server that must keep serving, so such messages are dropped until a
 /// lifecycle has begun. Requests always pass: rmcp answers each with a result or a
-/// JSON-RPC error. At end of input it kills every process group Boris started.
+/// JSON-RPC error. At end of input it cancels in-flight calls and kills every process
+/// group Boris started.
 struct PreInitFilter<T> {
     inner: T,
     lifecycle_started: bool,
@@ -60,7 +61,7 @@ where
                 // stdin closed: nobody can read a result any more. rmcp gives in-flight
                 // calls a few seconds before cancelling them; their commands (and every
                 // background task) are killed now instead, so the process exits at once.
-                crate::exec::kill_all_groups();
+                crate::exec::begin_shutdown();
                 return None;
             };
             if self.lifecycle_started {
