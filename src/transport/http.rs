@@ -43,9 +43,10 @@ pub fn router(shared: Arc<Shared>, token: Option<String>, ct: CancellationToken)
     let config = &shared.config;
     let mut origins: Vec<String> = LOOPBACK_ORIGINS.iter().map(|s| s.to_string()).collect();
     origins.extend(config.allowed_origins.iter().cloned());
+    let origins = Arc::new(origins);
     let mut http_config = StreamableHttpServerConfig::default()
         .with_cancellation_token(ct.child_token())
-        .with_allowed_origins(origins)
+        .with_allowed_origins(origins.iter().cloned())
         // Big enough for create_file at --max-file-size, JSON escaping included.
         .with_max_request_body_bytes(body_cap(config.max_file_size));
     http_config = if !config.allowed_hosts.is_empty() {
@@ -89,8 +90,68 @@ pub fn router(shared: Arc<Shared>, token: Option<String>, ct: CancellationToken)
             get(|| async { Json(serde_json::json!({"status": "ok"})) }),
         )
         .merge(protected)
-        // Outermost, so that a preflight is answered before authentication.
-        .layer(cors())
+        // Before authentication, so that a preflight is answered without a token.
+        .layer(cors(origins.clone()))
+        // Outermost: a foreign page gets 403 even for its preflight.
+        .layer(middleware::from_fn_with_state(
+            origins,
+            reject_foreign_origin,
+        ))
+}
+
+/// 403 for any request to `/mcp` whose `Origin` is not allowed (rmcp checks the real
+/// requests too; this also covers the CORS preflight).
+async fn reject_foreign_origin(
+    State(origins): State<Arc<Vec<String>>>,
+    req: Request,
+    next: Next,
+) -> Response {
+    let foreign = req.uri().path().starts_with("/mcp")
+        && req
+            .headers()
+            .get(header::ORIGIN)
+            .is_some_and(|o| !o.to_str().is_ok_and(|o| origin_allowed(o, &origins)));
+    if foreign {
+        return (
+            StatusCode::FORBIDDEN,
+            Json(serde_json::json!({"error": "forbidden", "message": "this Origin is not allowed (see --allowed-origin)"})),
+        )
+            .into_response();
+    }
+    next.run(req).await
+}
+
+/// Whether `origin` (`scheme://host[:port]`) matches an allowed entry: same scheme and
+/// host (case-insensitive), and the same port, `:*` for any port, or no port in the
+/// entry for any port (as rmcp reads entries).
+pub fn origin_allowed(origin: &str, allowed: &[String]) -> bool {
+    fn split(o: &str) -> Option<(String, String, Option<String>)> {
+        let (scheme, rest) = o.split_once("://")?;
+        let rest = rest.trim_end_matches('/');
+        let (host, port) = if let Some(v6) = rest.strip_prefix('[') {
+            let (h, after) = v6.split_once(']')?;
+            (
+                format!("[{h}]"),
+                after.strip_prefix(':').map(str::to_string),
+            )
+        } else {
+            match rest.rsplit_once(':') {
+                Some((h, p)) => (h.to_string(), Some(p.to_string())),
+                None => (rest.to_string(), None),
+            }
+        };
+        Some((scheme.to_ascii_lowercase(), host.to_ascii_lowercase(), port))
+    }
+    if origin == "null" {
+        return allowed.iter().any(|a| a == "null");
+    }
+    let Some((scheme, host, port)) = split(origin) else {
+        return false;
+    };
+    let port = port.unwrap_or_else(|| if scheme == "https" { "443" } else { "80" }.to_string());
+    allowed.iter().filter_map(|a| split(a)).any(|(s, h, p)| {
+        s == scheme && h == host && p.as_deref().is_none_or(|p| p == "*" || p == port)
+    })
 }
 
 fn body_cap(max_file_size: u64) -> usize {
@@ -101,10 +162,11 @@ fn body_cap(max_file_size: u64) -> usize {
     usize::try_from(cap).unwrap_or(usize::MAX)
 }
 
-fn cors() -> CorsLayer {
+fn cors(origins: Arc<Vec<String>>) -> CorsLayer {
     CorsLayer::new()
-        // rmcp answers a foreign Origin with 403 on the request itself.
-        .allow_origin(AllowOrigin::mirror_request())
+        .allow_origin(AllowOrigin::predicate(move |origin, _| {
+            origin.to_str().is_ok_and(|o| origin_allowed(o, &origins))
+        }))
         .allow_methods([Method::GET, Method::POST, Method::DELETE, Method::OPTIONS])
         .allow_headers([
             header::CONTENT_TYPE,
@@ -203,7 +265,11 @@ pub async fn serve(shared: Arc<Shared>, token: Option<String>) -> anyhow::Result
         tokio::select! {
             accepted = listener.accept() => {
                 let (stream, _) = match accepted {
-                    Ok(conn) => conn,
+                    // Small SSE writes must not wait for the client's delayed ACK.
+                    Ok((stream, peer)) => {
+                        let _ = stream.set_nodelay(true);
+                        (stream, peer)
+                    }
                     Err(e) => {
                         // Out of file descriptors and the like: wait, don't spin.
                         tracing::warn!(error = %e, "accept failed");
@@ -255,6 +321,27 @@ mod tests {
         assert!(constant_time_eq(b"abc", b"abc"));
         assert!(!constant_time_eq(b"abc", b"abd"));
         assert!(!constant_time_eq(b"abc", b"ab"));
+    }
+
+    #[test]
+    fn origins() {
+        let allowed: Vec<String> = LOOPBACK_ORIGINS
+            .iter()
+            .map(|s| s.to_string())
+            .chain([
+                "https://app.example.com".to_string(),
+                "http://devbox:8080".to_string(),
+            ])
+            .collect();
+        assert!(origin_allowed("http://localhost:5173", &allowed));
+        assert!(origin_allowed("http://[::1]:3000", &allowed));
+        assert!(origin_allowed("https://APP.example.com", &allowed));
+        assert!(origin_allowed("http://devbox:8080", &allowed));
+        assert!(!origin_allowed("http://devbox:9090", &allowed));
+        assert!(!origin_allowed("http://evil.example", &allowed));
+        assert!(!origin_allowed("https://localhost.evil.example", &allowed));
+        assert!(!origin_allowed("null", &allowed));
+        assert!(!origin_allowed("garbage", &allowed));
     }
 
     #[test]
