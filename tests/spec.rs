@@ -1,6 +1,8 @@
 //! The spec suite as a cargo test: replays every case under `spec/` against the built
-//! `boris --transport stdio` (a few cases in parallel), then compares the normalised
-//! transcript of each `golden: true` case with its insta snapshot in `golden/`.
+//! `boris --transport stdio` (`transport: http` cases add `--transport http --port 0`
+//! and talk HTTP to the address Boris logs; a few cases run in parallel), then compares
+//! the normalised transcript of each `golden: true` case with its insta snapshot in
+//! `golden/`.
 //!
 //! - `BORIS_SPEC_FILTER=view/` runs only cases whose path (relative to `spec/`)
 //!   contains the substring.

@@ -1,8 +1,10 @@
-//! `boris-spec`: replays the YAML spec suite against any stdio MCP server.
+//! `boris-spec`: replays the YAML spec suite against any MCP server (stdio, and
+//! streamable HTTP for `transport: http` cases).
 //!
 //! ```text
 //! boris-spec run --server 'target/debug/boris --transport stdio' [spec/…] [--junit FILE]
 //!                [--only TAG]… [--skip TAG]… [--timeout-ms N] [--jobs N]
+//!                [--http-args '--transport http --port 0'] [--http-addr-regex REGEX]
 //! ```
 //! One line per case (`PASS path`, `FAIL path: reason` + indented further reasons,
 //! `SKIP path`), then `N passed, N failed[, N skipped]`. Exit code 1 if any case failed,
@@ -20,7 +22,7 @@ use clap::{Parser, Subcommand};
 #[command(
     name = "boris-spec",
     version,
-    about = "Replay the Boris spec suite against a stdio MCP server"
+    about = "Replay the Boris spec suite against an MCP server (stdio or streamable HTTP)"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -43,7 +45,7 @@ enum Cmd {
 struct RunArgs {
     /// Shell command that starts the server on stdio (run by /bin/sh -c in each case's
     /// temp workdir; a relative first word containing `/` is resolved against the
-    /// current directory).
+    /// current directory). HTTP cases append --http-args to it.
     #[arg(long)]
     server: String,
     /// Case files or directories (searched recursively for *.yaml).
@@ -64,6 +66,14 @@ struct RunArgs {
     /// Cases run in parallel (each starts its own server).
     #[arg(long, short = 'j', value_name = "N", default_value_t = 1)]
     jobs: usize,
+    /// Arguments appended to the server command (before the case's `args`) for
+    /// `transport: http` cases.
+    #[arg(long, value_name = "ARGS", default_value = boris::spec::runner::DEFAULT_HTTP_ARGS, allow_hyphen_values = true)]
+    http_args: String,
+    /// Regex that finds the bound `host:port` in an HTTP server's stderr (group 1 if
+    /// it has one, else the whole match).
+    #[arg(long, value_name = "REGEX", default_value = boris::spec::runner::DEFAULT_HTTP_ADDR_REGEX)]
+    http_addr_regex: String,
 }
 
 fn main() -> ExitCode {
@@ -116,7 +126,13 @@ fn run(args: RunArgs) -> ExitCode {
         eprintln!("boris-spec: no *.yaml cases under {}", shown.join(", "));
         return ExitCode::from(2);
     }
+    if let Err(e) = regex::Regex::new(&args.http_addr_regex) {
+        eprintln!("boris-spec: --http-addr-regex: {e}");
+        return ExitCode::from(2);
+    }
     let mut opts = RunOptions::new(spec::resolve_server_command(&args.server, &cwd));
+    opts.http_args = args.http_args;
+    opts.http_addr_regex = args.http_addr_regex;
     opts.default_timeout = Duration::from_millis(args.timeout_ms);
     opts.only = args.only;
     opts.skip = args.skip;

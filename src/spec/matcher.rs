@@ -299,6 +299,117 @@ pub fn check_notifications(patterns: &[Value], received: &[Value]) -> Vec<String
         .collect()
 }
 
+/// Checks the HTTP keys of `expect` (`status`, `headers`, `headers_absent`,
+/// `messages`, `body`, `body_contains`, `body_not_contains`) against a response.
+/// `headers` are `(lower-case name, value)` pairs; `messages` are the JSON messages
+/// of the body. Returns one message per failed expectation.
+pub fn check_http(
+    expect: &Expect,
+    status: u16,
+    headers: &[(String, String)],
+    body: &str,
+    messages: &[Value],
+) -> Vec<String> {
+    let mut fails = Vec::new();
+    let header = |name: &str| -> Option<String> {
+        let v: Vec<&str> = headers
+            .iter()
+            .filter(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+            .collect();
+        (!v.is_empty()).then(|| v.join(", "))
+    };
+    if let Some(want) = expect.status
+        && want != status
+    {
+        fails.push(format!(
+            "expected HTTP status {want}, got {status}; body: {}",
+            quote(body)
+        ));
+    }
+    for (name, wants) in &expect.headers {
+        let got = header(name);
+        for want in wants.iter() {
+            match &got {
+                None => fails.push(format!(
+                    "expected header {name} containing {}, but it is absent",
+                    quote(want)
+                )),
+                Some(got) if !got.contains(want.as_str()) => fails.push(format!(
+                    "expected header {name} to contain {}, got {}",
+                    quote(want),
+                    quote(got)
+                )),
+                Some(_) => {}
+            }
+        }
+        if wants.is_empty() && got.is_none() {
+            fails.push(format!("expected header {name}, but it is absent"));
+        }
+    }
+    for name in &expect.headers_absent {
+        if let Some(got) = header(name) {
+            fails.push(format!("expected no header {name}, got {}", quote(&got)));
+        }
+    }
+    for m in &expect.messages {
+        if !messages.iter().any(|x| subset_match(&m.match_, x).is_ok()) {
+            let why = match messages {
+                [] => "the body has no JSON messages".to_string(),
+                [one] => format!(
+                    "the only message differs: {}",
+                    subset_match(&m.match_, one).err().unwrap_or_default()
+                ),
+                many => format!(
+                    "none of the {} messages matches: {}",
+                    many.len(),
+                    truncate(
+                        &many
+                            .iter()
+                            .map(Value::to_string)
+                            .collect::<Vec<_>>()
+                            .join(" | "),
+                        MAX_SHOWN
+                    )
+                ),
+            };
+            fails.push(format!(
+                "expected a message matching {}; {why}",
+                show(&m.match_)
+            ));
+        }
+    }
+    if let Some(want) = &expect.body
+        && want != body
+    {
+        fails.push(format!(
+            "expected body {}, got {}{}",
+            quote(want),
+            quote(body),
+            first_difference(want, body)
+        ));
+    }
+    for c in expect.body_contains.iter() {
+        if !body.contains(c.as_str()) {
+            fails.push(format!(
+                "expected the body to contain {}, got {}",
+                quote(c),
+                quote(body)
+            ));
+        }
+    }
+    for c in expect.body_not_contains.iter() {
+        if body.contains(c.as_str()) {
+            fails.push(format!(
+                "expected the body not to contain {}, got {}",
+                quote(c),
+                quote(body)
+            ));
+        }
+    }
+    fails
+}
+
 /// ` (first difference at char N)` for two unequal texts, else empty.
 fn first_difference(a: &str, b: &str) -> String {
     let n = a.chars().zip(b.chars()).take_while(|(x, y)| x == y).count();
@@ -482,6 +593,77 @@ mod tests {
             "{}",
             f[0]
         );
+    }
+
+    #[test]
+    fn http_expectations() {
+        use crate::spec::model::MessagePattern;
+        let headers = vec![
+            ("content-type".to_string(), "text/event-stream".to_string()),
+            ("vary".to_string(), "origin".to_string()),
+            ("vary".to_string(), "accept".to_string()),
+        ];
+        let msgs = vec![
+            json!({"method": "notifications/progress", "params": {"progress": 1}}),
+            json!({"id": 1, "result": {"isError": false}}),
+        ];
+        let mut e = Expect {
+            status: Some(200),
+            headers: [
+                ("Content-Type".to_string(), strings(&["event-stream"])),
+                ("VARY".to_string(), strings(&["origin, accept", "accept"])),
+            ]
+            .into(),
+            headers_absent: vec!["www-authenticate".into()],
+            messages: vec![
+                MessagePattern {
+                    match_: json!({"id": 1, "result": {"isError": false}}),
+                },
+                MessagePattern {
+                    match_: json!({"method": "notifications/progress"}),
+                },
+            ],
+            body: Some("b".into()),
+            body_contains: strings(&["b"]),
+            body_not_contains: strings(&["zz"]),
+            ..Default::default()
+        };
+        assert_eq!(
+            check_http(&e, 200, &headers, "b", &msgs),
+            Vec::<String>::new()
+        );
+        e.status = Some(404);
+        e.headers_absent = vec!["Vary".into()];
+        e.headers.insert("mcp-session-id".into(), strings(&["x"]));
+        e.messages.push(MessagePattern {
+            match_: json!({"id": 2}),
+        });
+        e.body = Some("c".into());
+        e.body_contains = strings(&["c"]);
+        e.body_not_contains = strings(&["b"]);
+        let f = check_http(&e, 200, &headers, "b", &msgs);
+        assert_eq!(f.len(), 7, "{f:#?}");
+        assert!(
+            f[0].contains("expected HTTP status 404, got 200"),
+            "{}",
+            f[0]
+        );
+        assert!(f[1].contains("mcp-session-id"), "{}", f[1]);
+        assert!(f[2].contains("expected no header Vary"), "{}", f[2]);
+        assert!(f[3].contains("none of the 2 messages"), "{}", f[3]);
+        let f = check_http(
+            &Expect {
+                messages: vec![MessagePattern {
+                    match_: json!({"a": 1}),
+                }],
+                ..Default::default()
+            },
+            200,
+            &[],
+            "",
+            &[],
+        );
+        assert!(f[0].contains("no JSON messages"), "{f:?}");
     }
 
     #[test]

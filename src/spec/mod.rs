@@ -1,5 +1,6 @@
-//! The golden spec harness: replays YAML cases (`spec/**/*.yaml`) against any stdio
-//! MCP server over raw newline-delimited JSON-RPC.
+//! The golden spec harness: replays YAML cases (`spec/**/*.yaml`) against any MCP
+//! server, over stdio (raw newline-delimited JSON-RPC) or, for `transport: http` cases,
+//! over streamable HTTP (raw HTTP/1.1 requests).
 //!
 //! Used by the `boris-spec` binary and by `tests/spec.rs`. The format is documented in
 //! CONTRIBUTING.md ("The spec case format").
@@ -8,8 +9,10 @@
 //! - [`matcher`]: expectations against a response (pure);
 //! - [`normalise`]: transcript normalisation for goldens (pure);
 //! - [`junit`]: JUnit XML (pure);
+//! - [`http`]: a small HTTP/1.1 client, chunked and SSE parsing;
 //! - [`runner`]: the workdir, the server process, the steps.
 
+pub mod http;
 pub mod junit;
 pub mod matcher;
 pub mod model;

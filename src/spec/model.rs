@@ -25,6 +25,9 @@ pub struct Case {
     pub path: PathBuf,
     /// Where the behaviour comes from (seed file and scenario, or "DESIGN §n").
     pub source: String,
+    /// How the harness talks to the server: `stdio` (default) or `http`.
+    #[serde(default)]
+    pub transport: CaseTransport,
     #[serde(default)]
     pub description: Option<String>,
     #[serde(default)]
@@ -68,6 +71,18 @@ pub struct Case {
 
 fn yes() -> bool {
     true
+}
+
+/// How a case talks to the server.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CaseTransport {
+    /// Newline-delimited JSON-RPC on the server's stdin/stdout.
+    #[default]
+    Stdio,
+    /// The server is started with the HTTP arguments (`--transport http --port 0`) and
+    /// the steps are HTTP requests to the address it prints on stderr.
+    Http,
 }
 
 /// `key:` with a null value still counts as present (`Some(default)`).
@@ -337,7 +352,7 @@ impl FileCheck {
 // ---------------------------------------------------------------------------------
 // Expectations
 
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Expect {
     /// `result.isError` (absent counts as false) must equal this.
@@ -363,9 +378,134 @@ pub struct Expect {
     /// this step waited (notifications and server requests).
     #[serde(default)]
     pub notifications: Vec<Value>,
+
+    // HTTP steps (`http`, `http_initialize`, `http_call`).
+    /// The HTTP status code.
+    pub status: Option<u16>,
+    /// Header name (case-insensitive) → a substring (or a list of substrings) of its
+    /// value (all values of the name joined with `, `).
+    #[serde(default)]
+    pub headers: BTreeMap<String, Strings>,
+    /// Header names that must not be in the response.
+    #[serde(default)]
+    pub headers_absent: Vec<String>,
+    /// Each pattern must match some message of the body (a JSON body, or the `data`
+    /// of each non-empty server-sent event).
+    #[serde(default)]
+    pub messages: Vec<MessagePattern>,
+    /// The body (as text) equals this exactly.
+    pub body: Option<String>,
+    #[serde(default)]
+    pub body_contains: Strings,
+    #[serde(default)]
+    pub body_not_contains: Strings,
+    /// `http` steps: remember the response's `Mcp-Session-Id` as `{session}` (`true`)
+    /// or `{session:NAME}` (a name).
+    pub save_session: Option<SaveSession>,
+}
+
+/// One `messages` entry of an HTTP expectation.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MessagePattern {
+    /// JSON subset match against one message.
+    #[serde(rename = "match")]
+    pub match_: Value,
+}
+
+/// `save_session: true` (the default session, `{session}`) or `save_session: NAME`
+/// (`{session:NAME}`). `false` saves nothing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SaveSession(pub Option<String>);
+
+/// The name under which the default session is kept (`{session}`).
+pub const DEFAULT_SESSION: &str = "";
+
+impl<'de> Deserialize<'de> for SaveSession {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        match Value::deserialize(d)? {
+            Value::Bool(true) | Value::Null => Ok(SaveSession(Some(DEFAULT_SESSION.into()))),
+            Value::Bool(false) => Ok(SaveSession(None)),
+            Value::String(s) => check_session_name(&s)
+                .map(|()| SaveSession(Some(s)))
+                .map_err(serde::de::Error::custom),
+            other => Err(serde::de::Error::custom(format!(
+                "save_session takes true or a session name, got {other}"
+            ))),
+        }
+    }
+}
+
+fn check_session_name(s: &str) -> Result<(), String> {
+    if !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    {
+        Ok(())
+    } else {
+        Err(format!(
+            "session name `{s}` must be letters, digits, `_` or `-`"
+        ))
+    }
+}
+
+/// The placeholder of a saved session: `{session}` or `{session:NAME}`.
+pub fn session_placeholder(name: &str) -> String {
+    if name == DEFAULT_SESSION {
+        "{session}".into()
+    } else {
+        format!("{{session:{name}}}")
+    }
 }
 
 impl Expect {
+    /// Keys that look at a JSON-RPC response.
+    fn jsonrpc_keys(&self) -> Vec<&'static str> {
+        let mut k = Vec::new();
+        for (present, name) in [
+            (self.is_error.is_some(), "is_error"),
+            (self.code.is_some(), "code"),
+            (self.text.is_some(), "text"),
+            (!self.contains.is_empty(), "contains"),
+            (!self.not_contains.is_empty(), "not_contains"),
+            (!self.regex.is_empty(), "regex"),
+            (self.content_types.is_some(), "content_types"),
+            (self.jsonrpc_error.is_some(), "jsonrpc_error"),
+            (self.match_.is_some(), "match"),
+            (!self.notifications.is_empty(), "notifications"),
+        ] {
+            if present {
+                k.push(name);
+            }
+        }
+        k
+    }
+
+    /// Keys that look at an HTTP response.
+    pub fn http_keys(&self) -> Vec<&'static str> {
+        let mut k = Vec::new();
+        for (present, name) in [
+            (self.status.is_some(), "status"),
+            (!self.headers.is_empty(), "headers"),
+            (!self.headers_absent.is_empty(), "headers_absent"),
+            (!self.messages.is_empty(), "messages"),
+            (self.body.is_some(), "body"),
+            (!self.body_contains.is_empty(), "body_contains"),
+            (!self.body_not_contains.is_empty(), "body_not_contains"),
+            (self.save_session.is_some(), "save_session"),
+        ] {
+            if present {
+                k.push(name);
+            }
+        }
+        k
+    }
+
+    /// Whether any key needs a JSON-RPC response to check.
+    pub fn wants_jsonrpc(&self) -> bool {
+        !self.jsonrpc_keys().is_empty()
+    }
+
     fn validate(&self) -> Result<(), String> {
         for r in self.regex.iter() {
             regex::Regex::new(&Placeholders::dummy().expand(r))
@@ -436,11 +576,140 @@ pub enum Action {
     },
     SleepMs(u64),
     CheckFiles(Vec<FileCheck>),
-    /// `true`: ping and require a reply. `false`: the server must have exited.
+    /// `true`: ping and require a reply (HTTP: accept a TCP connection). `false`: the
+    /// server must have exited.
     ExpectAlive(bool),
+    /// One HTTP request (HTTP cases).
+    Http(HttpSpec),
+    /// POST `initialize` and `notifications/initialized`, saving the session id.
+    HttpInitialize(HttpInitSpec),
+    /// POST `tools/call` in a session (or statelessly) with the MCP headers.
+    HttpCall(HttpCallSpec),
+    /// Send a signal to the server; optionally require it to exit.
+    Signal {
+        /// Without the `SIG` prefix: `TERM`, `INT`, …
+        name: String,
+        expect_exit: Option<ExpectExit>,
+    },
+    /// No process (other than the harness) has a command line matching this regex.
+    AssertNoProcess(String),
 }
 
+/// An HTTP request step.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HttpSpec {
+    #[serde(default = "default_method")]
+    pub method: String,
+    #[serde(default = "default_path")]
+    pub path: String,
+    /// Extra headers; a `null` value removes a header the harness would add.
+    #[serde(default)]
+    pub headers: BTreeMap<String, Option<String>>,
+    /// A JSON body (sent compact, with `Content-Type: application/json`).
+    #[serde(default, deserialize_with = "present_value")]
+    pub json: Option<Value>,
+    /// A raw body.
+    pub body: Option<String>,
+    /// A generated body: `text` repeated `count` times.
+    pub body_repeat: Option<Repeat>,
+    /// The step's `wait` (false: send in the background, never read the response).
+    #[serde(skip, default = "yes")]
+    pub wait: bool,
+}
+
+impl PartialEq for Repeat {
+    fn eq(&self, o: &Self) -> bool {
+        self.text == o.text && self.count == o.count
+    }
+}
+
+fn default_method() -> String {
+    "POST".into()
+}
+
+fn default_path() -> String {
+    "/mcp".into()
+}
+
+/// `http_initialize`.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HttpInitSpec {
+    /// Where to keep the session id (default: `{session}`).
+    #[serde(default)]
+    pub save_session: Option<SaveSession>,
+    /// Merged over the default initialize params (a `null` value removes a key).
+    #[serde(default)]
+    pub params: Option<Value>,
+    #[serde(default)]
+    pub headers: BTreeMap<String, Option<String>>,
+    /// Same as a step-level `expect` (give one or the other).
+    #[serde(default, deserialize_with = "present_or_default")]
+    pub expect: Option<Expect>,
+}
+
+/// `http_call`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HttpCallSpec {
+    /// The saved session to use (default: `{session}`).
+    pub session: Option<String>,
+    /// No session: a stateless 2026-07-28 request (`_meta` and `Mcp-*` headers added).
+    #[serde(default)]
+    pub stateless: bool,
+    pub tool: String,
+    #[serde(default, deserialize_with = "present_value")]
+    pub args: Option<Value>,
+    pub meta: Option<Value>,
+    #[serde(default)]
+    pub headers: BTreeMap<String, Option<String>>,
+    #[serde(default, deserialize_with = "present_value")]
+    pub id: Option<Value>,
+    /// Same as a step-level `expect` (give one or the other).
+    #[serde(default, deserialize_with = "present_or_default")]
+    pub expect: Option<Expect>,
+    /// The step's `wait` (false: send in the background, never read the response).
+    #[serde(skip, default = "yes")]
+    pub wait: bool,
+}
+
+/// `expect_exit` of a `signal` step.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExpectExit {
+    /// Required exit code (default 0).
+    #[serde(default)]
+    pub code: i32,
+    /// How long to wait (default: the step's timeout).
+    pub within_ms: Option<u64>,
+}
+
+/// Signals a `signal` step may send.
+pub const SIGNALS: &[&str] = &["TERM", "INT", "HUP", "QUIT", "KILL", "USR1", "USR2"];
+
 impl Action {
+    /// The step's action key, e.g. `call`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Action::Initialize { .. } => "initialize",
+            Action::Call { .. } => "call",
+            Action::Request { .. } => "request",
+            Action::Send { .. } => "send",
+            Action::SendJson { .. } => "send_json",
+            Action::Await { .. } => "await",
+            Action::Write { .. } => "write",
+            Action::SleepMs(_) => "sleep_ms",
+            Action::CheckFiles(_) => "check_files",
+            Action::ExpectAlive(_) => "expect_alive",
+            Action::Http(_) => "http",
+            Action::HttpInitialize(_) => "http_initialize",
+            Action::HttpCall(_) => "http_call",
+            Action::Signal { .. } => "signal",
+            Action::AssertNoProcess(_) => "assert_no_process",
+        }
+    }
+
     /// Short label for failure messages, e.g. `call view`.
     pub fn label(&self) -> String {
         match self {
@@ -458,6 +727,11 @@ impl Action {
             Action::SleepMs(_) => "sleep_ms".into(),
             Action::CheckFiles(_) => "check_files".into(),
             Action::ExpectAlive(_) => "expect_alive".into(),
+            Action::Http(h) => format!("http {} {}", h.method, h.path),
+            Action::HttpInitialize(_) => "http_initialize".into(),
+            Action::HttpCall(c) => format!("http_call {}", c.tool),
+            Action::Signal { name, .. } => format!("signal {name}"),
+            Action::AssertNoProcess(_) => "assert_no_process".into(),
         }
     }
 }
@@ -496,6 +770,13 @@ struct RawStep {
     sleep_ms: Option<u64>,
     check_files: Option<Vec<FileCheck>>,
     expect_alive: Option<bool>,
+    http: Option<HttpSpec>,
+    #[serde(default, deserialize_with = "present_or_default")]
+    http_initialize: Option<HttpInitSpec>,
+    http_call: Option<HttpCallSpec>,
+    signal: Option<String>,
+    expect_exit: Option<ExpectExit>,
+    assert_no_process: Option<String>,
     #[serde(default, deserialize_with = "present_value")]
     id: Option<Value>,
     wait: Option<bool>,
@@ -504,8 +785,19 @@ struct RawStep {
     timeout_ms: Option<u64>,
 }
 
-const STEP_KINDS: &str =
-    "initialize, call, request, send, send_json, await, write, sleep_ms, check_files, expect_alive";
+const STEP_KINDS: &str = "initialize, call, request, send, send_json, await, write, sleep_ms, \
+     check_files, expect_alive, http, http_initialize, http_call, signal, assert_no_process";
+
+/// Step kinds that only make sense over stdio / over HTTP.
+pub const STDIO_ONLY_STEPS: &[&str] = &[
+    "initialize",
+    "call",
+    "request",
+    "send",
+    "send_json",
+    "await",
+];
+pub const HTTP_ONLY_STEPS: &[&str] = &["http", "http_initialize", "http_call"];
 
 impl TryFrom<RawStep> for Step {
     type Error = String;
@@ -522,6 +814,11 @@ impl TryFrom<RawStep> for Step {
             (r.sleep_ms.is_some(), "sleep_ms"),
             (r.check_files.is_some(), "check_files"),
             (r.expect_alive.is_some(), "expect_alive"),
+            (r.http.is_some(), "http"),
+            (r.http_initialize.is_some(), "http_initialize"),
+            (r.http_call.is_some(), "http_call"),
+            (r.signal.is_some(), "signal"),
+            (r.assert_no_process.is_some(), "assert_no_process"),
         ] {
             if present {
                 kinds.push(name);
@@ -551,7 +848,27 @@ impl TryFrom<RawStep> for Step {
         only_for(r.args.is_some(), "args", &["call"])?;
         only_for(r.meta.is_some(), "meta", &["call"])?;
         only_for(r.id.is_some(), "id", &["call", "request"])?;
-        only_for(r.wait.is_some(), "wait", &["call", "request", "send_json"])?;
+        only_for(
+            r.wait.is_some(),
+            "wait",
+            &["call", "request", "send_json", "http", "http_call"],
+        )?;
+        only_for(r.expect_exit.is_some(), "expect_exit", &["signal"])?;
+        // `expect` written inside an http_initialize / http_call map.
+        let mut r = r;
+        let inner_expect = match (&mut r.http_initialize, &mut r.http_call) {
+            (Some(i), _) => i.expect.take(),
+            (_, Some(c)) => c.expect.take(),
+            _ => None,
+        };
+        if inner_expect.is_some() {
+            if r.expect.is_some() {
+                return Err(format!(
+                    "`expect` is given both inside `{kind}` and beside it: keep one"
+                ));
+            }
+            r.expect = inner_expect;
+        }
         only_for(
             r.expect.is_some(),
             "expect",
@@ -562,6 +879,9 @@ impl TryFrom<RawStep> for Step {
                 "send",
                 "send_json",
                 "await",
+                "http",
+                "http_initialize",
+                "http_call",
             ],
         )?;
         only_for(
@@ -575,9 +895,50 @@ impl TryFrom<RawStep> for Step {
                 "send_json",
                 "await",
                 "expect_alive",
+                "http",
+                "http_initialize",
+                "http_call",
+                "assert_no_process",
             ],
         )?;
+        if let Some(e) = &r.expect {
+            let http_keys = e.http_keys();
+            let rpc_keys = e.jsonrpc_keys();
+            if !HTTP_ONLY_STEPS.contains(&kind) && !http_keys.is_empty() {
+                return Err(format!(
+                    "`{}` in `expect` is only for HTTP steps (http, http_initialize, http_call)",
+                    http_keys.join("`, `")
+                ));
+            }
+            if kind == "http" && !rpc_keys.is_empty() {
+                return Err(format!(
+                    "`{}` in the `expect` of an `http` step: check the body with `messages` \
+                     (JSON subset match per message) or `body_contains`, or use `http_call`",
+                    rpc_keys.join("`, `")
+                ));
+            }
+            if kind != "http" && e.save_session.is_some() {
+                return Err(
+                    "`save_session` in `expect` is only for `http` steps (http_initialize has its own)"
+                        .into(),
+                );
+            }
+            for m in &e.messages {
+                if !m.match_.is_object() {
+                    return Err(format!(
+                        "a `messages` pattern matches a JSON object, got {}",
+                        m.match_
+                    ));
+                }
+            }
+        }
         let wait = r.wait.unwrap_or(true);
+        if !wait && r.expect.is_some() && HTTP_ONLY_STEPS.contains(&kind) {
+            return Err(format!(
+                "an `{kind}` step with `wait: false` is sent in the background and its response \
+                 is never read: remove `expect`"
+            ));
+        }
         if !wait && r.expect.is_some() {
             return Err(
                 "`expect` needs the response: use `wait: false` with a later `await` step instead"
@@ -652,6 +1013,76 @@ impl TryFrom<RawStep> for Step {
             Action::CheckFiles(checks)
         } else if let Some(alive) = r.expect_alive {
             Action::ExpectAlive(alive)
+        } else if let Some(h) = r.http {
+            if !h.method.chars().all(|c| c.is_ascii_uppercase()) || h.method.is_empty() {
+                return Err(format!(
+                    "http method `{}` must be an upper-case token like POST",
+                    h.method
+                ));
+            }
+            if !h.path.starts_with('/') || h.path.contains(char::is_whitespace) {
+                return Err(format!(
+                    "http path `{}` must start with `/` and have no spaces",
+                    h.path
+                ));
+            }
+            let bodies = [h.json.is_some(), h.body.is_some(), h.body_repeat.is_some()];
+            if bodies.iter().filter(|b| **b).count() > 1 {
+                return Err("an http step takes at most one of json, body, body_repeat".into());
+            }
+            check_headers(&h.headers)?;
+            let mut h = h;
+            h.wait = wait;
+            Action::Http(h)
+        } else if let Some(i) = r.http_initialize {
+            if let Some(p) = &i.params
+                && !p.is_object()
+            {
+                return Err(format!("`params` must be a map, got {p}"));
+            }
+            check_headers(&i.headers)?;
+            Action::HttpInitialize(i)
+        } else if let Some(c) = r.http_call {
+            if c.stateless && c.session.is_some() {
+                return Err("`stateless: true` sends no session: remove `session`".into());
+            }
+            if let Some(s) = &c.session {
+                check_session_name(s)?;
+            }
+            if let Some(m) = &c.meta
+                && !m.is_object()
+            {
+                return Err(format!("`meta` must be a map, got {m}"));
+            }
+            if let Some(id) = &c.id
+                && !(id.is_string() || id.is_i64() || id.is_u64())
+            {
+                return Err(format!("`id` must be a string or an integer, got {id}"));
+            }
+            check_headers(&c.headers)?;
+            let mut c = c;
+            c.wait = wait;
+            Action::HttpCall(c)
+        } else if let Some(sig) = r.signal {
+            let name = sig.trim().to_ascii_uppercase();
+            let name = name.strip_prefix("SIG").unwrap_or(&name).to_string();
+            if !SIGNALS.contains(&name.as_str()) {
+                return Err(format!(
+                    "unknown signal `{sig}` (one of: {})",
+                    SIGNALS.join(", ")
+                ));
+            }
+            Action::Signal {
+                name,
+                expect_exit: r.expect_exit,
+            }
+        } else if let Some(pattern) = r.assert_no_process {
+            if pattern.trim().is_empty() {
+                return Err("`assert_no_process` needs a non-empty pattern".into());
+            }
+            regex::Regex::new(&Placeholders::dummy().expand_regex(&pattern))
+                .map_err(|e| format!("assert_no_process: invalid regex `{pattern}`: {e}"))?;
+            Action::AssertNoProcess(pattern)
         } else {
             return Err(format!("a step needs exactly one of {STEP_KINDS}"));
         };
@@ -661,6 +1092,27 @@ impl TryFrom<RawStep> for Step {
             timeout_ms: r.timeout_ms,
         })
     }
+}
+
+/// Header names must be HTTP tokens; values must not contain line breaks.
+fn check_headers(h: &BTreeMap<String, Option<String>>) -> Result<(), String> {
+    for (n, v) in h {
+        if n.is_empty()
+            || !n
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c))
+        {
+            return Err(format!("`{n}` is not a valid header name"));
+        }
+        if let Some(v) = v
+            && v.contains(['\r', '\n'])
+        {
+            return Err(format!(
+                "header `{n}`: the value must not contain a line break"
+            ));
+        }
+    }
+    Ok(())
 }
 
 // ---------------------------------------------------------------------------------
@@ -701,6 +1153,33 @@ impl Case {
         }
         if self.expect_startup_failure.is_none() && self.steps.is_empty() {
             return Err("invalid case: no `steps`".into());
+        }
+        for (i, step) in self.steps.iter().enumerate() {
+            let kind = step.action.kind();
+            let wrong = match self.transport {
+                CaseTransport::Stdio => HTTP_ONLY_STEPS.contains(&kind),
+                CaseTransport::Http => STDIO_ONLY_STEPS.contains(&kind),
+            };
+            if wrong {
+                return Err(format!(
+                    "invalid case: step {} (`{kind}`) is not available in a {} case{}",
+                    i + 1,
+                    match self.transport {
+                        CaseTransport::Stdio => "stdio",
+                        CaseTransport::Http => "`transport: http`",
+                    },
+                    match self.transport {
+                        CaseTransport::Stdio => " (add `transport: http`)",
+                        CaseTransport::Http => " (use http, http_initialize or http_call)",
+                    }
+                ));
+            }
+        }
+        if self.transport == CaseTransport::Http && !self.handshake {
+            return Err(
+                "invalid case: `handshake` is for stdio cases (HTTP cases never get an automatic one)"
+                    .into(),
+            );
         }
         if self.tags.iter().any(|t| t.trim().is_empty()) {
             return Err("invalid case: empty tag".into());
@@ -754,8 +1233,16 @@ impl FileSpec {
     }
 }
 
+fn expand_headers(h: &mut BTreeMap<String, Option<String>>, p: &Placeholders) {
+    for v in h.values_mut().flatten() {
+        *v = p.expand(v);
+    }
+}
+
 impl Step {
-    fn expand(&mut self, p: &Placeholders) {
+    /// Expands every placeholder of the step (done once with the case's table, and
+    /// again at run time for `{session…}` and `{addr}`).
+    pub fn expand(&mut self, p: &Placeholders) {
         let ev = |v: &mut Option<Value>| {
             if let Some(x) = v {
                 *x = p.expand_value(x);
@@ -786,7 +1273,25 @@ impl Step {
             Action::SendJson { message, .. } => *message = p.expand_value(message),
             Action::Await { id } => *id = p.expand_value(id),
             Action::Write { files } => *files = files.iter().map(|f| f.expanded(p)).collect(),
-            Action::SleepMs(_) | Action::ExpectAlive(_) => {}
+            Action::SleepMs(_) | Action::ExpectAlive(_) | Action::Signal { .. } => {}
+            Action::Http(h) => {
+                h.path = p.expand(&h.path);
+                expand_headers(&mut h.headers, p);
+                ev(&mut h.json);
+                h.body = h.body.as_deref().map(|b| p.expand(b));
+            }
+            Action::HttpInitialize(i) => {
+                ev(&mut i.params);
+                expand_headers(&mut i.headers, p);
+            }
+            Action::HttpCall(c) => {
+                c.tool = p.expand(&c.tool);
+                ev(&mut c.args);
+                ev(&mut c.meta);
+                ev(&mut c.id);
+                expand_headers(&mut c.headers, p);
+            }
+            Action::AssertNoProcess(pattern) => *pattern = p.expand_regex(pattern),
             Action::CheckFiles(checks) => {
                 for c in checks {
                     c.path = p.expand(&c.path);
@@ -805,6 +1310,15 @@ impl Step {
             e.regex = Strings(e.regex.iter().map(|r| p.expand_regex(r)).collect());
             e.match_ = e.match_.as_ref().map(|v| p.expand_value(v));
             e.notifications = e.notifications.iter().map(|v| p.expand_value(v)).collect();
+            for v in e.headers.values_mut() {
+                *v = p.expand_strings(v);
+            }
+            for m in &mut e.messages {
+                m.match_ = p.expand_value(&m.match_);
+            }
+            e.body = e.body.as_deref().map(|t| p.expand(t));
+            e.body_contains = p.expand_strings(&e.body_contains);
+            e.body_not_contains = p.expand_strings(&e.body_not_contains);
         }
     }
 }
@@ -824,6 +1338,13 @@ impl Placeholders {
             "{workdir}".to_string(),
             workdir.to_string_lossy().into_owned(),
         )])
+    }
+
+    /// Adds (or replaces) one placeholder, e.g. `("{addr}", "127.0.0.1:8080")`.
+    pub fn with(mut self, key: &str, value: &str) -> Self {
+        self.0.retain(|(k, _)| k != key);
+        self.0.push((key.to_string(), value.to_string()));
+        self
     }
 
     /// A table with dummy values, for validating patterns before a workdir exists.
@@ -1099,6 +1620,171 @@ steps:
                 assert_eq!(c[0].text.as_deref(), Some("/w"));
             }
             other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn http_case_parses() {
+        let c = parse_case(
+            r#"
+source: x
+transport: http
+steps:
+  - http_initialize: {save_session: a}
+  - http_initialize:
+  - http:
+      method: DELETE
+      headers: {Mcp-Session-Id: "{session:a}", Accept: null}
+    expect:
+      status: 202
+      headers: {content-type: [text, event-stream], x: ""}
+      headers_absent: [www-authenticate]
+      messages: [{match: {id: 1}}]
+      body_contains: ok
+      save_session: other
+  - http: {method: POST, body_repeat: {text: " ", count: 3}}
+    wait: false
+  - http_call: {session: a, tool: bash, args: {command: pwd}, expect: {is_error: false, status: 200}}
+  - http_call: {stateless: true, tool: view, args: {}, meta: {progressToken: 1}, id: 9}
+    expect: {notifications: [{method: notifications/progress}]}
+  - signal: sigterm
+    expect_exit: {within_ms: 5000}
+  - assert_no_process: 'sleep 1\.5 {workdir}'
+    timeout_ms: 100
+"#,
+        )
+        .unwrap();
+        assert_eq!(c.transport, CaseTransport::Http);
+        let Action::HttpInitialize(i) = &c.steps[0].action else {
+            panic!("{:?}", c.steps[0].action)
+        };
+        assert_eq!(i.save_session, Some(SaveSession(Some("a".into()))));
+        assert_eq!(
+            c.steps[1].action,
+            Action::HttpInitialize(HttpInitSpec::default())
+        );
+        let Action::Http(h) = &c.steps[2].action else {
+            panic!()
+        };
+        assert_eq!(h.method, "DELETE");
+        assert_eq!(h.path, "/mcp");
+        assert_eq!(h.headers["Accept"], None);
+        assert!(h.wait);
+        let e = c.steps[2].expect.as_ref().unwrap();
+        assert_eq!(
+            e.headers["content-type"],
+            Strings(vec!["text".into(), "event-stream".into()])
+        );
+        assert_eq!(e.save_session, Some(SaveSession(Some("other".into()))));
+        let Action::Http(h) = &c.steps[3].action else {
+            panic!()
+        };
+        assert!(!h.wait);
+        // `expect` inside http_call moves to the step.
+        let Action::HttpCall(call) = &c.steps[4].action else {
+            panic!()
+        };
+        assert!(call.expect.is_none());
+        let e = c.steps[4].expect.as_ref().unwrap();
+        assert_eq!((e.is_error, e.status), (Some(false), Some(200)));
+        assert_eq!(
+            c.steps[6].action,
+            Action::Signal {
+                name: "TERM".into(),
+                expect_exit: Some(ExpectExit {
+                    code: 0,
+                    within_ms: Some(5000)
+                })
+            }
+        );
+        let x = c.expanded(&Placeholders::for_workdir(Path::new("/w.1")));
+        assert_eq!(
+            x.steps[7].action,
+            Action::AssertNoProcess(r"sleep 1\.5 /w\.1".into())
+        );
+        // Run-time placeholders survive the case expansion, then expand.
+        let Action::Http(h) = &x.steps[2].action else {
+            panic!()
+        };
+        assert_eq!(h.headers["Mcp-Session-Id"].as_deref(), Some("{session:a}"));
+        let mut step = x.steps[2].clone();
+        step.expand(&Placeholders::default().with(&session_placeholder("a"), "uuid-1"));
+        let Action::Http(h) = &step.action else {
+            panic!()
+        };
+        assert_eq!(h.headers["Mcp-Session-Id"].as_deref(), Some("uuid-1"));
+    }
+
+    #[test]
+    fn http_case_errors() {
+        for (yaml, needle) in [
+            (
+                "transport: http\nsteps: [{call: view}]",
+                "not available in a `transport: http` case",
+            ),
+            ("steps: [{http: {method: GET}}]", "add `transport: http`"),
+            (
+                "transport: http\nhandshake: false\nsteps: [{sleep_ms: 1}]",
+                "handshake",
+            ),
+            ("transport: grpc\nsteps: [{sleep_ms: 1}]", "unknown variant"),
+            (
+                "transport: http\nsteps: [{http: {method: get}}]",
+                "upper-case",
+            ),
+            (
+                "transport: http\nsteps: [{http: {path: mcp}}]",
+                "start with `/`",
+            ),
+            (
+                "transport: http\nsteps: [{http: {json: {}, body: x}}]",
+                "at most one",
+            ),
+            (
+                "transport: http\nsteps: [{http: {headers: {\"a b\": x}}}]",
+                "header name",
+            ),
+            (
+                "transport: http\nsteps: [{http: {}, expect: {is_error: true}}]",
+                "messages",
+            ),
+            (
+                "transport: http\nsteps: [{http_call: {tool: x}, expect: {save_session: true}}]",
+                "only for `http` steps",
+            ),
+            (
+                "steps: [{call: x, expect: {status: 200}}]",
+                "only for HTTP steps",
+            ),
+            (
+                "transport: http\nsteps: [{http_call: {tool: x, stateless: true, session: a}}]",
+                "stateless",
+            ),
+            (
+                "transport: http\nsteps: [{http_call: {tool: x, expect: {}}, expect: {}}]",
+                "both inside",
+            ),
+            (
+                "transport: http\nsteps: [{http: {}, wait: false, expect: {status: 200}}]",
+                "never read",
+            ),
+            (
+                "transport: http\nsteps: [{http_initialize: {save_session: \"a b\"}}]",
+                "session name",
+            ),
+            (
+                "transport: http\nsteps: [{http: {}, expect: {messages: [{match: 1}]}}]",
+                "JSON object",
+            ),
+            ("steps: [{signal: WINCH}]", "unknown signal"),
+            (
+                "steps: [{sleep_ms: 1, expect_exit: {code: 0}}]",
+                "`expect_exit` is not allowed",
+            ),
+            ("steps: [{assert_no_process: \"(\"}]", "invalid regex"),
+        ] {
+            let e = parse_case(&format!("source: x\n{yaml}\n")).unwrap_err();
+            assert!(e.contains(needle), "{yaml}: {e}");
         }
     }
 

@@ -2,7 +2,8 @@
 //! Pure: a function of the transcript, the workdir and the case's redactions.
 //!
 //! Applied to every string in the transcript, in this order:
-//! 1. every occurrence of the workdir path → `<workdir>`;
+//! 1. every occurrence of the workdir path → `<workdir>` (then, for HTTP cases, the
+//!    server address → `<addr>` and each session id → `<session>`/`<session:NAME>`);
 //! 2. the built-in regex table ([`BUILTIN`]);
 //! 3. the case's own `redact:` list, in order (they see the output of 1 and 2).
 //!
@@ -47,6 +48,16 @@ impl Normaliser {
             regexes.push((re, r.replace.clone()));
         }
         Ok(Normaliser { literals, regexes })
+    }
+
+    /// Also replaces every occurrence of `from` by `to` (after the workdir, before the
+    /// regexes): HTTP cases use it for the server address (`<addr>`) and session ids
+    /// (`<session>`, `<session:NAME>`). An empty `from` is ignored.
+    pub fn with_literal(mut self, from: &str, to: &str) -> Self {
+        if !from.is_empty() {
+            self.literals.push((from.to_string(), to.to_string()));
+        }
+        self
     }
 
     /// Normalises one string.
@@ -181,6 +192,19 @@ mod tests {
     fn keys_and_non_strings_are_untouched() {
         let t = json!({"/tmp/boris-spec-abc123": 1, "x": [null, 2.5, false]});
         assert_eq!(normalise(&t, wd(), &[]).unwrap(), t);
+    }
+
+    #[test]
+    fn http_literals() {
+        let n = Normaliser::new(wd(), &[])
+            .unwrap()
+            .with_literal("127.0.0.1:4242", "<addr>")
+            .with_literal("abc-123", "<session:a>")
+            .with_literal("", "<nothing>");
+        assert_eq!(
+            n.apply(&json!({"h": "127.0.0.1:4242", "s": "id abc-123 in /tmp/boris-spec-abc123"})),
+            json!({"h": "<addr>", "s": "id <session:a> in <workdir>"})
+        );
     }
 
     #[test]
