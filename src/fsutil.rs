@@ -6,13 +6,21 @@ use std::fs::{self, File, Metadata};
 use std::io::{Read, Write};
 use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
 use std::path::Path;
+use std::time::{Duration, SystemTime};
 
 /// Mode of files that `create_file` makes (seed 001: "create_file always sets 0644").
 pub const NEW_FILE_MODE: u32 = 0o644;
 
-/// Prefix of the temporary files an atomic write leaves behind only if the process is
-/// killed between creating and renaming one.
+/// Prefix of the temporary files of an atomic write. The full name is
+/// `.boris-tmp-<pid>-<random>`: the pid of the writing process, so that a file left
+/// behind by a killed process (killed between creating and renaming it) can be told
+/// apart from one another process is still writing, and removed (see
+/// [`remove_stale_temp_files`]).
 pub const TEMP_PREFIX: &str = ".boris-tmp-";
+
+/// How old (by modification time) a dead process's temporary file must be before an
+/// atomic write in the same directory removes it.
+pub const STALE_TEMP_AGE: Duration = Duration::from_secs(5);
 
 /// What kind of thing sits at a path, for tools that must refuse special files without
 /// opening them (opening a FIFO blocks until a writer appears).
@@ -83,7 +91,7 @@ pub fn atomic_write(real: &Path, shown: &Path, bytes: &[u8]) -> ToolResult<()> {
     })?;
     let existing = fs::metadata(real).ok();
     let mut tmp = tempfile::Builder::new()
-        .prefix(TEMP_PREFIX)
+        .prefix(&format!("{TEMP_PREFIX}{}-", std::process::id()))
         .tempfile_in(dir)
         .map_err(|e| ToolError::io(shown, "create a temporary file next to", &e))?;
     let write_err = |e: std::io::Error| ToolError::io(shown, "write", &e);
@@ -106,7 +114,74 @@ pub fn atomic_write(real: &Path, shown: &Path, bytes: &[u8]) -> ToolResult<()> {
     if let Ok(d) = File::open(dir) {
         let _ = d.sync_all();
     }
+    // After the write succeeded, and best effort: it never fails the edit.
+    remove_stale_temp_files(dir, STALE_TEMP_AGE);
     Ok(())
+}
+
+/// The pid in a temporary file name `.boris-tmp-<pid>-<random>`, if it is one.
+fn temp_file_pid(name: &str) -> Option<i32> {
+    let rest = name.strip_prefix(TEMP_PREFIX)?;
+    let (pid, random) = rest.split_once('-')?;
+    if random.is_empty() || pid.is_empty() || !pid.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    pid.parse::<i32>().ok().filter(|&p| p > 0)
+}
+
+/// Removes the temporary files in `dir` that a killed writer left behind: regular files
+/// named `.boris-tmp-<pid>-<random>` whose process no longer exists (`kill(pid, 0)`
+/// fails with `ESRCH`) and that were last modified more than `min_age` ago. Errors are
+/// ignored: this is housekeeping, never a reason to fail a write.
+///
+/// Why this cannot remove a file someone still needs: only the process that created a
+/// temporary file ever renames it (the name is random and never handed out), so once
+/// that process is gone the file is garbage. A live process — including a new one that
+/// reused the pid, or one owned by another user (`EPERM`) — keeps its files: the check
+/// errs on the side of leaving a file. The age check covers what a pid cannot tell: a
+/// writer in another pid namespace sharing the directory (a container with a bind
+/// mount), whose pid means nothing here, is left alone while it is still writing (each
+/// write moves the mtime), and only a file nobody touched for `min_age` goes. Nothing but
+/// these names is touched: not the old-style names without a pid, not symlinks or
+/// directories, not other programs' files.
+pub fn remove_stale_temp_files(dir: &Path, min_age: Duration) {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    let now = SystemTime::now();
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name.to_str().and_then(temp_file_pid) else {
+            continue;
+        };
+        if pid_is_alive(pid) {
+            continue;
+        }
+        // `DirEntry::metadata` does not follow symlinks.
+        let Ok(meta) = entry.metadata() else {
+            continue;
+        };
+        if !meta.file_type().is_file() {
+            continue;
+        }
+        let old_enough = meta
+            .modified()
+            .ok()
+            .and_then(|m| now.duration_since(m).ok())
+            .is_some_and(|age| age >= min_age);
+        if old_enough {
+            let _ = fs::remove_file(entry.path());
+        }
+    }
+}
+
+/// Whether a process with this pid exists (in this pid namespace). Only `ESRCH` counts
+/// as dead; `EPERM` means it exists but belongs to someone else.
+fn pid_is_alive(pid: i32) -> bool {
+    use nix::errno::Errno;
+    use nix::sys::signal::kill;
+    use nix::unistd::Pid;
+    !matches!(kill(Pid::from_raw(pid), None), Err(Errno::ESRCH))
 }
 
 #[cfg(test)]
@@ -136,6 +211,62 @@ mod tests {
             fs::metadata(&q).unwrap().permissions().mode() & 0o777,
             NEW_FILE_MODE
         );
+    }
+
+    #[test]
+    fn temp_file_names_carry_the_pid() {
+        assert_eq!(temp_file_pid(".boris-tmp-123-abcDEF"), Some(123));
+        assert_eq!(temp_file_pid(".boris-tmp-123-"), None);
+        assert_eq!(temp_file_pid(".boris-tmp-abcDEF"), None);
+        assert_eq!(temp_file_pid(".boris-tmp-0-x"), None);
+        assert_eq!(temp_file_pid(".boris-tmp--5-x"), None);
+        assert_eq!(temp_file_pid(".boris-tmp-99999999999-x"), None);
+        assert_eq!(temp_file_pid("boris-tmp-1-x"), None);
+    }
+
+    /// A pid that is certainly not alive: a child that has been reaped.
+    fn dead_pid() -> u32 {
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let pid = child.id();
+        child.wait().unwrap();
+        pid
+    }
+
+    #[test]
+    fn stale_temp_files_of_dead_processes_are_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        let dead = dead_pid();
+        let old = SystemTime::now() - Duration::from_secs(60);
+        let make = |name: &str, age: SystemTime| {
+            let p = dir.path().join(name);
+            fs::write(&p, "x").unwrap();
+            File::options()
+                .write(true)
+                .open(&p)
+                .unwrap()
+                .set_modified(age)
+                .unwrap();
+        };
+        let stale = format!("{TEMP_PREFIX}{dead}-aaaaaa");
+        let fresh = format!("{TEMP_PREFIX}{dead}-bbbbbb");
+        let live = format!("{TEMP_PREFIX}{}-cccccc", std::process::id());
+        let legacy = format!("{TEMP_PREFIX}dddddd");
+        make(&stale, old);
+        make(&fresh, SystemTime::now());
+        make(&live, old);
+        make(&legacy, old);
+        let link = format!("{TEMP_PREFIX}{dead}-eeeeee");
+        std::os::unix::fs::symlink("x.txt", dir.path().join(&link)).unwrap();
+        let p = dir.path().join("x.txt");
+        atomic_write(&p, &p, b"new").unwrap();
+        let mut names: Vec<String> = fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        names.sort();
+        let mut want = vec![fresh, live, legacy, link, "x.txt".to_string()];
+        want.sort();
+        assert_eq!(names, want);
     }
 }
 

@@ -14,6 +14,9 @@ use std::collections::VecDeque;
 use std::ffi::OsString;
 use std::path::{Component, Path, PathBuf};
 
+/// Linux's PATH_MAX: no longer path can be opened anyway.
+pub const MAX_PATH_BYTES: usize = 4096;
+
 /// Linux's own limit on symlinks followed while resolving one path (ELOOP).
 pub const MAX_SYMLINK_HOPS: usize = 40;
 
@@ -229,6 +232,14 @@ impl Scope {
         }
         if input.contains('\0') {
             return Err(ToolError::invalid("path must not contain a NUL byte"));
+        }
+        if input.len() > MAX_PATH_BYTES {
+            // Echoing a huge path back would flood the agent's context.
+            let head: String = input.chars().take(80).collect();
+            return Err(ToolError::invalid(format!(
+                "path is {} bytes long, over the {MAX_PATH_BYTES}-byte limit (PATH_MAX): {head}…",
+                input.len()
+            )));
         }
         let shown = normalize(cwd, Path::new(input));
         let real = resolve_links(fs, &shown).map_err(ToolError::invalid)?;
