@@ -10,8 +10,10 @@
 //! - [`normalise`]: transcript normalisation for goldens (pure);
 //! - [`junit`]: JUnit XML (pure);
 //! - [`http`]: a small HTTP/1.1 client, chunked and SSE parsing;
-//! - [`runner`]: the workdir, the server process, the steps.
+//! - [`runner`]: the workdir, the server process, the steps;
+//! - [`bench`]: `boris-spec bench`, latency of one tool call against a stdio server.
 
+pub mod bench;
 pub mod http;
 pub mod junit;
 pub mod matcher;

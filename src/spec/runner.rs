@@ -190,15 +190,8 @@ pub fn run_case(case: &Case, opts: &RunOptions) -> CaseOutcome {
         Err(e) => failures.push(format!("fixtures: {e}")),
         Ok(()) => {
             let http = case.transport == CaseTransport::Http;
-            let (mut cmdline, direct) = exec_prefixed(&opts.server_cmd);
-            if http && !opts.http_args.trim().is_empty() {
-                cmdline.push(' ');
-                cmdline.push_str(opts.http_args.trim());
-            }
-            for a in &case.args {
-                cmdline.push(' ');
-                cmdline.push_str(&shell_quote(a));
-            }
+            let extra = if http { opts.http_args.as_str() } else { "" };
+            let (cmdline, direct) = server_cmdline(&opts.server_cmd, extra, &case.args);
             match Server::spawn(&cmdline, &workdir, &case.env, direct) {
                 Err(e) => failures.push(e),
                 Ok(server) => {
@@ -289,8 +282,24 @@ pub fn exec_prefixed(cmd: &str) -> (String, bool) {
     }
 }
 
+/// The shell command line that starts the server: [`exec_prefixed`] `server_cmd`, then
+/// `extra` as written (several words: `--http-args`), then `args` shell-quoted. Returns
+/// it and whether the shell exec's the server.
+pub fn server_cmdline(server_cmd: &str, extra: &str, args: &[String]) -> (String, bool) {
+    let (mut cmdline, direct) = exec_prefixed(server_cmd);
+    if !extra.trim().is_empty() {
+        cmdline.push(' ');
+        cmdline.push_str(extra.trim());
+    }
+    for a in args {
+        cmdline.push(' ');
+        cmdline.push_str(&shell_quote(a));
+    }
+    (cmdline, direct)
+}
+
 /// `stderr (last N lines):` followed by the lines, indented.
-fn stderr_tail(stderr: &str, n: usize) -> String {
+pub(crate) fn stderr_tail(stderr: &str, n: usize) -> String {
     let lines: Vec<&str> = stderr.lines().collect();
     if lines.is_empty() {
         return "server stderr: (empty)".into();
@@ -311,7 +320,7 @@ fn stderr_tail(stderr: &str, n: usize) -> String {
 // ---------------------------------------------------------------------------------
 // The server process
 
-enum Incoming {
+pub(crate) enum Incoming {
     Json(Value),
     Garbage(String),
     Eof,
@@ -323,21 +332,24 @@ type WriteReq = (Vec<u8>, mpsc::Sender<std::io::Result<()>>);
 /// Largest stderr kept in memory; the rest is read and dropped.
 const STDERR_CAP: usize = 16 << 20;
 
-struct Server {
+/// The server process and its pipe threads (also used by [`super::bench`]).
+pub(crate) struct Server {
     child: Child,
     pgid: Pid,
     /// The shell exec'd the server: the child is the server itself.
     direct: bool,
     status: Option<ExitStatus>,
     stdin: Option<mpsc::Sender<WriteReq>>,
-    out: mpsc::Receiver<Incoming>,
-    stdout_closed: bool,
+    /// Messages from the server's stdout, one per line.
+    pub(crate) out: mpsc::Receiver<Incoming>,
+    /// `out` reported EOF, a read error, or disconnected.
+    pub(crate) stdout_closed: bool,
     stderr: Arc<Mutex<Vec<u8>>>,
     stderr_done: mpsc::Receiver<()>,
 }
 
 impl Server {
-    fn spawn(
+    pub(crate) fn spawn(
         cmdline: &str,
         workdir: &Path,
         env: &BTreeMap<String, String>,
@@ -452,7 +464,7 @@ impl Server {
     }
 
     /// Writes bytes to the server's stdin, waiting at most `timeout`.
-    fn write(&mut self, bytes: Vec<u8>, timeout: Duration) -> Result<(), String> {
+    pub(crate) fn write(&mut self, bytes: Vec<u8>, timeout: Duration) -> Result<(), String> {
         let Some(tx) = &self.stdin else {
             return Err("the server's stdin is already closed".into());
         };
@@ -473,7 +485,7 @@ impl Server {
         }
     }
 
-    fn close_stdin(&mut self) {
+    pub(crate) fn close_stdin(&mut self) {
         self.stdin = None;
     }
 
@@ -488,7 +500,7 @@ impl Server {
     }
 
     /// Waits up to `timeout` for the server to exit.
-    fn wait_exit(&mut self, timeout: Duration) -> Option<ExitStatus> {
+    pub(crate) fn wait_exit(&mut self, timeout: Duration) -> Option<ExitStatus> {
         let deadline = Instant::now() + timeout;
         loop {
             if let Some(st) = self.poll_exit() {
@@ -522,8 +534,24 @@ impl Server {
         nix::sys::signal::kill(leader, sig).map_err(|e| format!("kill: {e}"))
     }
 
+    /// The server's processes: the child if the shell exec'd it, else the rest of its
+    /// process group (Linux; elsewhere, or if there is none, the shell).
+    pub(crate) fn server_pids(&self) -> Vec<Pid> {
+        let leader = Pid::from_raw(self.child.id() as i32);
+        if !self.direct {
+            let others: Vec<Pid> = group_members(self.pgid)
+                .into_iter()
+                .filter(|p| *p != leader)
+                .collect();
+            if !others.is_empty() {
+                return others;
+            }
+        }
+        vec![leader]
+    }
+
     /// SIGKILLs the whole process group and reaps the leader.
-    fn kill(&mut self) {
+    pub(crate) fn kill(&mut self) {
         let _ = killpg(self.pgid, Signal::SIGKILL);
         if self.status.is_none() {
             self.status = self.child.wait().ok();
@@ -531,14 +559,14 @@ impl Server {
     }
 
     /// ` (server exited with …)` if it has exited, for error messages.
-    fn exit_note(&mut self) -> String {
+    pub(crate) fn exit_note(&mut self) -> String {
         match self.wait_exit(Duration::from_millis(200)) {
             Some(st) => format!(" (server {})", describe_status(st)),
             None => String::new(),
         }
     }
 
-    fn stderr_text(&self) -> String {
+    pub(crate) fn stderr_text(&self) -> String {
         let _ = self.stderr_done.recv_timeout(Duration::from_millis(500));
         match self.stderr.lock() {
             Ok(b) => String::from_utf8_lossy(&b).into_owned(),
