@@ -12,6 +12,12 @@ pub fn sanitize(raw: &[u8]) -> String {
     cleaner.out
 }
 
+/// Bytes that pass through unchanged and never start anything: printable ASCII, tab,
+/// newline.
+fn is_plain(b: u8) -> bool {
+    b == b'\n' || b == b'\t' || (0x20..=0x7e).contains(&b)
+}
+
 /// Where the cleaner is inside an escape sequence.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Escape {
@@ -142,8 +148,54 @@ impl Cleaner {
     }
 
     fn push_str(&mut self, s: &str) {
-        for c in s.chars() {
+        let bytes = s.as_bytes();
+        let mut i = 0;
+        while i < bytes.len() {
+            // Fast path: a run of printable ASCII, tabs and newlines outside any escape
+            // sequence or pending carriage return needs no per-character decisions.
+            if self.escape == Escape::None && !self.cr_pending && !self.redraw {
+                let run = bytes[i..]
+                    .iter()
+                    .position(|&b| !is_plain(b))
+                    .unwrap_or(bytes.len() - i);
+                if run > 0 {
+                    self.push_plain(&s[i..i + run]);
+                    i += run;
+                    continue;
+                }
+            }
+            // `i` is on a character boundary: runs are ASCII and characters are stepped
+            // over whole.
+            let Some(c) = s[i..].chars().next() else {
+                break;
+            };
             self.push_char(c);
+            i += c.len_utf8();
+        }
+    }
+
+    /// A run of [`is_plain`] bytes, in bulk: the same bookkeeping as [`Self::push_char`]
+    /// would do character by character.
+    fn push_plain(&mut self, run: &str) {
+        let bytes = run.as_bytes();
+        let n = bytes.len();
+        let kept = n.min(self.cap.saturating_sub(self.out_chars));
+        let before = self.out.len();
+        self.out.push_str(&run[..kept]);
+        self.out_chars += kept;
+        match memchr::memrchr(b'\n', bytes) {
+            Some(last) => {
+                self.committed += self.line_chars + last as u64 + 1;
+                self.line_chars = (n - last - 1) as u64;
+                if last < kept {
+                    self.line_start = before + last + 1;
+                    self.line_start_chars = self.out_chars - (kept - last - 1);
+                } else {
+                    self.line_start = self.out.len();
+                    self.line_start_chars = self.out_chars;
+                }
+            }
+            None => self.line_chars += n as u64,
         }
     }
 
@@ -257,7 +309,76 @@ mod tests {
         assert_eq!(sanitize(b"caf\xe9\n"), "caf\u{fffd}\n");
     }
 
+    /// The first, character-by-character implementation, kept as an oracle for the
+    /// streaming one with its fast path.
+    fn reference(raw: &[u8]) -> String {
+        let text = String::from_utf8_lossy(raw);
+        let mut out = String::new();
+        let mut line_start = 0usize;
+        let mut redraw = false;
+        let mut chars = text.chars().peekable();
+        while let Some(c) = chars.next() {
+            match c {
+                '\u{1b}' => match chars.next() {
+                    Some('[') => {
+                        for c in chars.by_ref() {
+                            if !('\u{20}'..='\u{3f}').contains(&c) {
+                                break;
+                            }
+                        }
+                    }
+                    Some(']' | 'P' | 'X' | '^' | '_') => {
+                        while let Some(c) = chars.next() {
+                            if c == '\u{7}' {
+                                break;
+                            }
+                            if c == '\u{1b}' {
+                                if chars.peek() == Some(&'\\') {
+                                    chars.next();
+                                }
+                                break;
+                            }
+                        }
+                    }
+                    Some('(' | ')' | '*' | '+' | '-' | '.' | '/' | '#' | '%') => {
+                        chars.next();
+                    }
+                    _ => {}
+                },
+                '\r' => {
+                    if chars.peek() != Some(&'\n') && chars.peek() != Some(&'\r') {
+                        redraw = chars.peek().is_some();
+                    }
+                }
+                '\n' => {
+                    redraw = false;
+                    out.push('\n');
+                    line_start = out.len();
+                }
+                c if (c != '\t' && (c as u32) < 0x20)
+                    || c == '\u{7f}'
+                    || ('\u{80}'..='\u{9f}').contains(&c) => {}
+                c => {
+                    if redraw {
+                        out.truncate(line_start);
+                        redraw = false;
+                    }
+                    out.push(c);
+                }
+            }
+        }
+        out
+    }
+
     proptest! {
+        #[test]
+        fn matches_the_reference(raw in proptest::collection::vec(prop_oneof![
+            Just(0x1bu8), Just(b'['), Just(b']'), Just(b'\r'), Just(b'\n'), Just(b'\t'), Just(7u8),
+            Just(b'm'), Just(b'a'), Just(b'1'), Just(0xC3u8), Just(0xA9u8), Just(0u8), Just(b'\\'), Just(b'(')
+        ], 0..300)) {
+            prop_assert_eq!(sanitize(&raw), reference(&raw));
+        }
+
         #[test]
         fn idempotent_and_clean(raw in proptest::collection::vec(prop_oneof![
             Just(0x1bu8), Just(b'['), Just(b']'), Just(b'\r'), Just(b'\n'), Just(b'\t'), Just(7u8),
