@@ -29,6 +29,42 @@ pub const TERM_GRACE: Duration = Duration::from_secs(5);
 /// leftover members of the group are signalled.
 const DRAIN_GRACE: Duration = Duration::from_millis(50);
 
+/// Every shell Boris starts carries `BORIS_PROCESS_TAG=<boris pid>-<n>` in its
+/// environment, and so does everything it starts: a process that leaves the process
+/// group (`setsid`, a double fork into a new session) can still be found and killed.
+pub const TAG_VAR: &str = "BORIS_PROCESS_TAG";
+
+/// Kills every live process whose environment holds `TAG_VAR=` followed by `prefix`
+/// (a whole tag, or `<boris pid>-` for all of them). Returns how many. Linux only.
+pub fn sweep_tagged(prefix: &str) -> usize {
+    let needle = format!("{TAG_VAR}={prefix}");
+    let me = std::process::id() as i32;
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return 0;
+    };
+    let mut killed = 0;
+    for e in entries.flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) else {
+            continue;
+        };
+        if pid == me {
+            continue;
+        }
+        let Ok(environ) = std::fs::read(e.path().join("environ")) else {
+            continue;
+        };
+        let tagged = environ.split(|&b| b == 0).any(|v| {
+            v.starts_with(needle.as_bytes())
+                // A whole tag must not match a longer one (`-1` vs `-12`).
+                && (prefix.ends_with('-') || v.len() == needle.len())
+        });
+        if tagged && nix::sys::signal::kill(Pid::from_raw(pid), Signal::SIGKILL).is_ok() {
+            killed += 1;
+        }
+    }
+    killed
+}
+
 /// Process groups started and not yet known to be gone.
 static LIVE_GROUPS: Mutex<Option<HashSet<i32>>> = Mutex::new(None);
 
@@ -50,7 +86,8 @@ pub fn begin_shutdown() {
     kill_all_groups();
 }
 
-/// Kills every process group Boris started that may still be running (shutdown).
+/// Kills every process group Boris started that may still be running (shutdown), and
+/// every process that escaped its group.
 pub fn kill_all_groups() {
     let groups: Vec<i32> = live_groups()
         .as_ref()
@@ -59,6 +96,7 @@ pub fn kill_all_groups() {
     for pgid in groups {
         let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
     }
+    sweep_tagged(&format!("{}-", std::process::id()));
 }
 
 /// Which shell runs commands: `/bin/bash` when present, else `/bin/sh` (seed 003
@@ -99,6 +137,8 @@ pub struct Running {
     stop_readers: Arc<AtomicBool>,
     /// Bytes read so far on both streams, for progress notifications.
     pub activity: Arc<AtomicU64>,
+    /// This shell's [`TAG_VAR`] value.
+    tag: String,
 }
 
 pub fn lock(c: &Mutex<Capture>) -> MutexGuard<'_, Capture> {
@@ -107,6 +147,12 @@ pub fn lock(c: &Mutex<Capture>) -> MutexGuard<'_, Capture> {
 
 impl Running {
     pub fn spawn(spec: Spawn<'_>) -> std::io::Result<Running> {
+        static NEXT_TAG: AtomicU64 = AtomicU64::new(0);
+        let tag = format!(
+            "{}-{}",
+            std::process::id(),
+            NEXT_TAG.fetch_add(1, Ordering::Relaxed)
+        );
         let mut cmd = Command::new(spec.shell);
         cmd.arg("-c")
             .arg(spec.script)
@@ -116,6 +162,7 @@ impl Running {
             .stderr(Stdio::piped())
             // The bearer token is Boris's secret, not the command's.
             .env_remove("BORIS_TOKEN")
+            .env(TAG_VAR, &tag)
             .process_group(0);
         let mut child = cmd.spawn()?;
         let pid = child.id() as i32;
@@ -182,6 +229,7 @@ impl Running {
             open_streams: open_rx,
             stop_readers,
             activity,
+            tag,
         })
     }
 
@@ -239,6 +287,10 @@ impl Running {
         }
         // Members that closed their output (`sleep 100 >/dev/null &`) still go.
         self.signal_group(Signal::SIGKILL);
+        // So do processes that left the group; finding them means reading /proc, so it
+        // happens off the call's path.
+        let tag = self.tag.clone();
+        tokio::task::spawn_blocking(move || sweep_tagged(&tag));
         self.stop_readers.store(true, Ordering::Relaxed);
         self.streams_closed_within(Duration::from_millis(500)).await;
         if let Some(groups) = live_groups().as_mut() {

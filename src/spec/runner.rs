@@ -346,6 +346,63 @@ pub(crate) struct Server {
     pub(crate) stdout_closed: bool,
     stderr: Arc<Mutex<Vec<u8>>>,
     stderr_done: mpsc::Receiver<()>,
+    /// The value of [`CASE_MARKER_VAR`] in the server's environment, inherited by every
+    /// process it starts (unless the server scrubs its children's environment).
+    pub(crate) marker: String,
+}
+
+/// The environment variable that marks every process a case's server starts, so that
+/// the harness can find the ones that outlive it.
+pub const CASE_MARKER_VAR: &str = "BORIS_SPEC_CASE";
+
+/// A marker no other case (in this or another harness process) uses.
+fn new_marker() -> String {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    format!(
+        "{}-{}-{nanos}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+/// Live processes (not zombies, not the harness) whose environment holds
+/// `CASE_MARKER_VAR=marker`: `(pid, command line)`. Linux only (reads /proc); empty
+/// elsewhere.
+pub fn processes_with_marker(marker: &str) -> Vec<(i32, String)> {
+    let needle = format!("{CASE_MARKER_VAR}={marker}");
+    let me = std::process::id() as i32;
+    let Ok(entries) = fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for e in entries.flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) else {
+            continue;
+        };
+        if pid == me {
+            continue;
+        }
+        // A zombie's environ reads as empty, so only live processes match.
+        let Ok(environ) = fs::read(e.path().join("environ")) else {
+            continue;
+        };
+        if environ.split(|&b| b == 0).any(|v| v == needle.as_bytes()) {
+            let cmdline = fs::read(e.path().join("cmdline"))
+                .map(|raw| {
+                    String::from_utf8_lossy(&raw)
+                        .trim_end_matches('\0')
+                        .replace('\0', " ")
+                })
+                .unwrap_or_default();
+            out.push((pid, cmdline));
+        }
+    }
+    out
 }
 
 impl Server {
@@ -370,6 +427,8 @@ impl Server {
             }
         }
         cmd.envs(env);
+        let marker = new_marker();
+        cmd.env(CASE_MARKER_VAR, &marker);
         let mut child = cmd
             .spawn()
             .map_err(|e| format!("cannot start `/bin/sh -c {cmdline}`: {e}"))?;
@@ -460,6 +519,7 @@ impl Server {
             stdout_closed: false,
             stderr: captured,
             stderr_done: drx,
+            marker,
         })
     }
 
@@ -1809,6 +1869,35 @@ impl Session {
         self.server.close_stdin();
         self.drain_for(Duration::from_millis(500));
         self.check_stderr(case);
+        self.check_no_leftover_processes();
+    }
+
+    /// No process the server started may outlive it (DESIGN §3: no orphans). Every such
+    /// process carries the case's marker in its environment; the ones still alive a
+    /// second after the server exited fail the case, and are killed.
+    fn check_no_leftover_processes(&mut self) {
+        let deadline = Instant::now() + Duration::from_secs(1);
+        loop {
+            let left = processes_with_marker(&self.server.marker);
+            if left.is_empty() {
+                return;
+            }
+            if Instant::now() >= deadline {
+                let list: Vec<String> = left
+                    .iter()
+                    .map(|(pid, cmd)| format!("{pid} {}", super::matcher::truncate(cmd, 200)))
+                    .collect();
+                self.failures.push(format!(
+                    "processes started by the server outlived it: {}",
+                    list.join("; ")
+                ));
+                for (pid, _) in left {
+                    let _ = nix::sys::signal::kill(Pid::from_raw(pid), Signal::SIGKILL);
+                }
+                return;
+            }
+            thread::sleep(Duration::from_millis(20));
+        }
     }
 
     /// `expect_startup_failure`: the server must exit non-zero by itself.
@@ -2227,6 +2316,31 @@ mod tests {
         ] {
             assert_eq!(exec_prefixed(keep), (keep.to_string(), false), "{keep}");
         }
+    }
+
+    #[test]
+    fn marked_processes_are_found_and_only_they() {
+        let marker = new_marker();
+        let mut child = Command::new("sleep")
+            .arg("5")
+            .env(CASE_MARKER_VAR, &marker)
+            .spawn()
+            .expect("spawn sleep");
+        // Until the child has exec'd, /proc shows the parent's environment.
+        let mut found = Vec::new();
+        for _ in 0..100 {
+            found = processes_with_marker(&marker);
+            if !found.is_empty() {
+                break;
+            }
+            thread::sleep(Duration::from_millis(10));
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].0, child.id() as i32);
+        assert!(processes_with_marker(&marker).is_empty());
+        assert!(processes_with_marker(&new_marker()).is_empty());
     }
 
     #[test]
