@@ -1835,18 +1835,7 @@ impl Session {
         } else {
             self.server.close_stdin();
         }
-        let deadline = Instant::now() + exit_timeout;
-        let mut exited = None;
-        while Instant::now() < deadline {
-            self.drain_for(Duration::from_millis(10));
-            if let Some(st) = self.server.poll_exit() {
-                exited = Some(st);
-                break;
-            }
-            if self.server.stdout_closed {
-                thread::sleep(Duration::from_millis(10));
-            }
-        }
+        let exited = self.wait_exit_within(exit_timeout);
         match exited {
             None => {
                 self.failures.push(format!(
@@ -1900,20 +1889,24 @@ impl Session {
         }
     }
 
-    /// `expect_startup_failure`: the server must exit non-zero by itself.
-    fn run_startup_failure(&mut self, case: &Case) {
-        let deadline = Instant::now() + self.timeout;
-        let mut exited = None;
+    /// Waits up to `limit` for the server to exit, reading its output meanwhile.
+    fn wait_exit_within(&mut self, limit: Duration) -> Option<ExitStatus> {
+        let deadline = Instant::now() + limit;
         while Instant::now() < deadline {
             self.drain_for(Duration::from_millis(10));
             if let Some(st) = self.server.poll_exit() {
-                exited = Some(st);
-                break;
+                return Some(st);
             }
             if self.server.stdout_closed {
                 thread::sleep(Duration::from_millis(10));
             }
         }
+        None
+    }
+
+    /// `expect_startup_failure`: the server must exit non-zero by itself.
+    fn run_startup_failure(&mut self, case: &Case) {
+        let exited = self.wait_exit_within(self.timeout);
         match exited {
             None => {
                 self.failures.push(format!(
