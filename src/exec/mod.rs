@@ -38,19 +38,9 @@ pub const TAG_VAR: &str = "BORIS_PROCESS_TAG";
 /// (a whole tag, or `<boris pid>-` for all of them). Returns how many. Linux only.
 pub fn sweep_tagged(prefix: &str) -> usize {
     let needle = format!("{TAG_VAR}={prefix}");
-    let me = std::process::id() as i32;
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return 0;
-    };
     let mut killed = 0;
-    for e in entries.flatten() {
-        let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) else {
-            continue;
-        };
-        if pid == me {
-            continue;
-        }
-        let Ok(environ) = std::fs::read(e.path().join("environ")) else {
+    for (pid, dir) in other_processes() {
+        let Ok(environ) = std::fs::read(dir.join("environ")) else {
             continue;
         };
         let tagged = environ.split(|&b| b == 0).any(|v| {
@@ -63,6 +53,18 @@ pub fn sweep_tagged(prefix: &str) -> usize {
         }
     }
     killed
+}
+
+/// Every process but this one, as `(pid, /proc/<pid>)`. Empty where there is no /proc.
+pub fn other_processes() -> impl Iterator<Item = (i32, PathBuf)> {
+    let me = std::process::id() as i32;
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flat_map(|entries| entries.flatten())
+        .filter_map(move |e| {
+            let pid = e.file_name().to_str()?.parse::<i32>().ok()?;
+            (pid != me).then(|| (pid, e.path()))
+        })
 }
 
 /// Process groups started and not yet known to be gone.

@@ -375,34 +375,25 @@ fn new_marker() -> String {
 /// elsewhere.
 pub fn processes_with_marker(marker: &str) -> Vec<(i32, String)> {
     let needle = format!("{CASE_MARKER_VAR}={marker}");
-    let me = std::process::id() as i32;
-    let Ok(entries) = fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    let mut out = Vec::new();
-    for e in entries.flatten() {
-        let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) else {
-            continue;
-        };
-        if pid == me {
-            continue;
-        }
-        // A zombie's environ reads as empty, so only live processes match.
-        let Ok(environ) = fs::read(e.path().join("environ")) else {
-            continue;
-        };
-        if environ.split(|&b| b == 0).any(|v| v == needle.as_bytes()) {
-            let cmdline = fs::read(e.path().join("cmdline"))
-                .map(|raw| {
-                    String::from_utf8_lossy(&raw)
-                        .trim_end_matches('\0')
-                        .replace('\0', " ")
-                })
-                .unwrap_or_default();
-            out.push((pid, cmdline));
-        }
-    }
-    out
+    crate::exec::other_processes()
+        .filter(|(_, dir)| {
+            // A zombie's environ reads as empty, so only live processes match.
+            fs::read(dir.join("environ"))
+                .is_ok_and(|env| env.split(|&b| b == 0).any(|v| v == needle.as_bytes()))
+        })
+        .map(|(pid, dir)| (pid, cmdline_of(&dir)))
+        .collect()
+}
+
+/// A process's arguments joined by spaces ("" when unreadable).
+fn cmdline_of(dir: &Path) -> String {
+    fs::read(dir.join("cmdline"))
+        .map(|raw| {
+            String::from_utf8_lossy(&raw)
+                .trim_end_matches('\0')
+                .replace('\0', " ")
+        })
+        .unwrap_or_default()
 }
 
 impl Server {
@@ -677,20 +668,9 @@ pub fn matching_processes(re: &regex::Regex) -> Vec<(i32, String)> {
     let me = std::process::id() as i32;
     let mut out = Vec::new();
     match fs::read_dir("/proc") {
-        Ok(entries) => {
-            for e in entries.flatten() {
-                let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) else {
-                    continue;
-                };
-                if pid == me {
-                    continue;
-                }
-                let Ok(raw) = fs::read(e.path().join("cmdline")) else {
-                    continue;
-                };
-                let cmdline = String::from_utf8_lossy(&raw)
-                    .trim_end_matches('\0')
-                    .replace('\0', " ");
+        Ok(_) => {
+            for (pid, dir) in crate::exec::other_processes() {
+                let cmdline = cmdline_of(&dir);
                 if !cmdline.is_empty() && re.is_match(&cmdline) {
                     out.push((pid, cmdline));
                 }
