@@ -10,13 +10,8 @@ CACHE="$HERE/.cache"
 REF_CACHE="$CACHE/reference"
 REF_PKG="$REF_CACHE/node_modules/@modelcontextprotocol/server-filesystem"
 
-# No telemetry, update checks or funding/audit chatter from any tool involved.
-export DO_NOT_TRACK=1
-export NO_UPDATE_NOTIFIER=1
-export npm_config_update_notifier=false
-export npm_config_fund=false
-export npm_config_audit=false
-export NEXT_TELEMETRY_DISABLED=1
+# Telemetry / update checks off, and install_pinned.
+source "$HERE/lib.sh"
 
 PYTHON="${PYTHON:-python3}"
 command -v node >/dev/null || { echo "run.sh: node not found (Node 20+ needed)" >&2; exit 1; }
@@ -25,13 +20,7 @@ command -v cargo >/dev/null || { echo "run.sh: cargo not found" >&2; exit 1; }
 
 # 1. Reference server, pinned by bench/reference/package.json + package-lock.json.
 #    Reinstalled only when the lockfile changes.
-mkdir -p "$REF_CACHE"
-if ! cmp -s "$HERE/reference/package-lock.json" "$REF_CACHE/package-lock.json" || [ ! -f "$REF_PKG/package.json" ]; then
-    echo "run.sh: installing the reference server into $REF_CACHE" >&2
-    rm -rf "$REF_CACHE/node_modules"
-    cp "$HERE/reference/package.json" "$HERE/reference/package-lock.json" "$REF_CACHE/"
-    (cd "$REF_CACHE" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error >&2)
-fi
+install_pinned "$HERE/reference" "$REF_CACHE" "$REF_PKG/package.json"
 echo "run.sh: reference $(node -p "require('$REF_PKG/package.json').version") installed" >&2
 
 # 2. Boris, release mode.

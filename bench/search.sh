@@ -55,4 +55,7 @@ fi
 echo "search.sh: cargo build --release --bin boris" >&2
 (cd "$ROOT" && cargo build --release --bin boris >&2)
 
+# bench/peers.sh only wants the corpus, rg and the build.
+if [ -n "${SEARCH_SETUP_ONLY:-}" ]; then echo "$CORPUS"; exit 0; fi
+
 exec "$PYTHON" "$HERE/search.py" --boris "$ROOT/target/release/boris" --corpus "$CORPUS" "$@"
