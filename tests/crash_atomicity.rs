@@ -4,15 +4,13 @@
 //! the old or the new content, and the temporary files killed writers leave behind must
 //! not accumulate: a later successful write removes them (`fsutil::atomic_write`).
 
+mod common;
+
+use common::Server;
 use serde_json::{Value, json};
 use std::fs;
-use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc::{Receiver, channel};
 use std::time::{Duration, Instant};
-
-const BIN: &str = env!("CARGO_BIN_EXE_boris");
 const ITERATIONS: usize = 40;
 const MIN_ITERATIONS: usize = 10;
 const TIME_BUDGET: Duration = Duration::from_secs(15);
@@ -50,85 +48,13 @@ fn content(generation: usize, size: usize) -> String {
     s
 }
 
-struct Server {
-    child: Child,
-    stdin: Option<ChildStdin>,
-    lines: Receiver<String>,
-    next_id: u64,
+/// What this test adds to the shared client.
+trait Edits {
+    fn call(&mut self, tool: &str, args: Value) -> Value;
+    fn kill(self);
 }
 
-impl Server {
-    fn start(dir: &Path) -> Server {
-        let mut child = Command::new(BIN)
-            .args(["--transport", "stdio", "--max-file-size", "64MB"])
-            .current_dir(dir)
-            .env_remove("BORIS_ALLOW_DIRS")
-            .env_remove("BORIS_DENY_DIRS")
-            .env_remove("BORIS_MAX_FILE_SIZE")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn boris");
-        let stdout = child.stdout.take().expect("stdout");
-        let (tx, rx) = channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        let mut server = Server {
-            stdin: child.stdin.take(),
-            child,
-            lines: rx,
-            next_id: 1,
-        };
-        let init = server.request(
-            "initialize",
-            json!({"protocolVersion": "2025-11-25", "capabilities": {},
-                   "clientInfo": {"name": "crash-atomicity", "version": "0"}}),
-        );
-        assert!(init.get("result").is_some(), "initialize failed: {init}");
-        server.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-        server
-    }
-
-    fn send(&mut self, msg: &Value) {
-        let mut line = serde_json::to_vec(msg).expect("serialize");
-        line.push(b'\n');
-        let stdin = self.stdin.as_mut().expect("stdin open");
-        stdin.write_all(&line).expect("write to boris");
-        stdin.flush().expect("flush");
-    }
-
-    /// Sends a request and returns its id without waiting.
-    fn send_request(&mut self, method: &str, params: Value) -> u64 {
-        let id = self.next_id;
-        self.next_id += 1;
-        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
-        id
-    }
-
-    fn wait_for(&mut self, id: u64, timeout: Duration) -> Option<Value> {
-        let deadline = Instant::now() + timeout;
-        loop {
-            let left = deadline.checked_duration_since(Instant::now())?;
-            let line = self.lines.recv_timeout(left).ok()?;
-            let msg: Value = serde_json::from_str(&line).expect("stdout is JSON only");
-            if msg.get("id").and_then(Value::as_u64) == Some(id) {
-                return Some(msg);
-            }
-        }
-    }
-
-    fn request(&mut self, method: &str, params: Value) -> Value {
-        let id = self.send_request(method, params);
-        self.wait_for(id, Duration::from_secs(30))
-            .unwrap_or_else(|| panic!("no answer to {method}"))
-    }
-
+impl Edits for Server {
     fn call(&mut self, tool: &str, args: Value) -> Value {
         let resp = self.request("tools/call", json!({"name": tool, "arguments": args}));
         let result = resp.get("result").unwrap_or_else(|| panic!("{resp}"));
@@ -136,24 +62,8 @@ impl Server {
         resp
     }
 
-    /// Whether the response to `id` has arrived (without waiting).
-    fn answered(&mut self, id: u64) -> bool {
-        while let Ok(line) = self.lines.try_recv() {
-            let msg: Value = serde_json::from_str(&line).expect("stdout is JSON only");
-            if msg.get("id").and_then(Value::as_u64) == Some(id) {
-                return true;
-            }
-        }
-        false
-    }
-
     fn kill(mut self) {
         let _ = self.child.kill(); // SIGKILL
-        let _ = self.child.wait();
-    }
-
-    fn stop(mut self) {
-        drop(self.stdin.take());
         let _ = self.child.wait();
     }
 }
@@ -216,7 +126,7 @@ fn sigkill_during_a_large_write_leaves_old_or_new_content() {
         }
         iterations += 1;
         let generation = i + 1;
-        let mut server = Server::start(dir.path());
+        let mut server = Server::start(dir.path(), &["--max-file-size", "64MB"], "crash-atomicity");
         server.call("view", json!({"path": "big.txt", "view_range": [1, 5]}));
         // create_file three times in four: it is the cheaper call.
         let create = rng.below(4) != 0;
@@ -277,7 +187,7 @@ fn sigkill_during_a_large_write_leaves_old_or_new_content() {
     if let Some(left) = STALE_AFTER.checked_sub(last_kill.elapsed()) {
         std::thread::sleep(left);
     }
-    let mut server = Server::start(dir.path());
+    let mut server = Server::start(dir.path(), &["--max-file-size", "64MB"], "crash-atomicity");
     server.call("view", json!({"path": "big.txt", "view_range": [1, 5]}));
     server.call(
         "create_file",

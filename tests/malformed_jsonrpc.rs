@@ -4,104 +4,19 @@
 //! `boris --transport stdio`. The server must keep answering `ping`, and its resident
 //! memory must stay bounded (no line is kept after it is handled).
 
-use serde_json::{Value, json};
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc::{Receiver, channel};
-use std::time::{Duration, Instant};
+mod common;
 
-const BIN: &str = env!("CARGO_BIN_EXE_boris");
+use common::Server;
+use serde_json::json;
+
 const BIG: usize = 5 * 1024 * 1024;
 
-struct Server {
-    child: Child,
-    stdin: ChildStdin,
-    lines: Receiver<String>,
-    next_id: u64,
+trait Checks {
+    fn assert_alive(&mut self, after: &str);
+    fn rss_kib(&self) -> u64;
 }
 
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Server {
-    fn start(dir: &std::path::Path) -> Server {
-        let mut child = Command::new(BIN)
-            .args(["--transport", "stdio"])
-            .current_dir(dir)
-            .env_remove("BORIS_ALLOW_DIRS")
-            .env_remove("BORIS_MAX_FILE_SIZE")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn boris");
-        let stdout = child.stdout.take().expect("stdout");
-        let stdin = child.stdin.take().expect("stdin");
-        let (tx, rx) = channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        let mut server = Server {
-            child,
-            stdin,
-            lines: rx,
-            next_id: 1,
-        };
-        let init = server.request(
-            "initialize",
-            json!({"protocolVersion": "2025-11-25", "capabilities": {},
-                   "clientInfo": {"name": "malformed-jsonrpc", "version": "0"}}),
-        );
-        assert!(init.get("result").is_some(), "initialize failed: {init}");
-        server.raw(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
-        server
-    }
-
-    /// One line, sent verbatim (a newline is added).
-    fn raw(&mut self, line: &[u8]) {
-        self.stdin.write_all(line).expect("write to boris");
-        self.stdin.write_all(b"\n").expect("write to boris");
-        self.stdin.flush().expect("flush");
-    }
-
-    fn send_request(&mut self, method: &str, params: Value) -> u64 {
-        let id = self.next_id;
-        self.next_id += 1;
-        let msg = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
-        self.raw(&serde_json::to_vec(&msg).expect("serialize"));
-        id
-    }
-
-    fn wait_for(&mut self, id: u64) -> Value {
-        let deadline = Instant::now() + Duration::from_secs(30);
-        loop {
-            let left = deadline
-                .checked_duration_since(Instant::now())
-                .unwrap_or_else(|| panic!("no answer to request {id}"));
-            let line = self
-                .lines
-                .recv_timeout(left)
-                .unwrap_or_else(|_| panic!("no answer to request {id} (server gone?)"));
-            let msg: Value = serde_json::from_str(&line).expect("stdout is JSON only");
-            if msg.get("id").and_then(Value::as_u64) == Some(id) {
-                return msg;
-            }
-        }
-    }
-
-    fn request(&mut self, method: &str, params: Value) -> Value {
-        let id = self.send_request(method, params);
-        self.wait_for(id)
-    }
-
+impl Checks for Server {
     fn assert_alive(&mut self, after: &str) {
         let pong = self.request("ping", json!({}));
         assert!(
@@ -130,7 +45,7 @@ impl Server {
 fn invalid_utf8_lines_are_dropped_and_the_server_keeps_serving() {
     let dir = tempfile::tempdir().expect("tempdir");
     std::fs::write(dir.path().join("a.txt"), "hello\n").expect("fixture");
-    let mut s = Server::start(dir.path());
+    let mut s = Server::start(dir.path(), &[], "malformed-jsonrpc");
     let lines: [&[u8]; 5] = [
         b"\xff\xfe\xfd",
         b"\xc3\x28",
@@ -162,7 +77,7 @@ fn invalid_utf8_lines_are_dropped_and_the_server_keeps_serving() {
 #[test]
 fn five_megabyte_lines_keep_memory_bounded() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let mut s = Server::start(dir.path());
+    let mut s = Server::start(dir.path(), &[], "malformed-jsonrpc");
     let big = "a".repeat(BIG);
     let garbage = vec![b'{'; BIG];
     let mut bad_utf8 = br#"{"jsonrpc":"2.0","method":"x","params":{"s":""#.to_vec();
