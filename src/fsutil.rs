@@ -42,19 +42,25 @@ pub fn describe_special(meta: &Metadata) -> Option<&'static str> {
 /// Metadata of an existing regular file, or the error a tool reports.
 pub fn regular_file_meta(real: &Path, shown: &Path) -> ToolResult<Metadata> {
     let meta = fs::metadata(real).map_err(|e| ToolError::io(shown, "read", &e))?;
+    ensure_regular(&meta, shown)?;
+    Ok(meta)
+}
+
+/// Refuses a directory or a special file, from metadata already at hand.
+pub fn ensure_regular(meta: &Metadata, shown: &Path) -> ToolResult<()> {
     if meta.is_dir() {
         return Err(ToolError::invalid(format!(
             "{} is a directory, not a file",
             shown.display()
         )));
     }
-    if let Some(kind) = describe_special(&meta) {
+    if let Some(kind) = describe_special(meta) {
         return Err(ToolError::invalid(format!(
             "{} is {kind}, not a regular file; it is never read",
             shown.display()
         )));
     }
-    Ok(meta)
+    Ok(())
 }
 
 /// Fails with `FILE_TOO_LARGE` when `size` is over `limit`. `what` names the operation

@@ -60,7 +60,8 @@ pub fn run(ctx: &Ctx, args: ViewArgs, svg_as_image: bool) -> ToolResult<CallTool
         }
         return list_directory(ctx, &path.real, &path.shown);
     }
-    let meta = fsutil::regular_file_meta(&path.real, &path.shown)?;
+    // One stat serves both the directory check above and this one.
+    fsutil::ensure_regular(&meta, &path.shown)?;
 
     let file = File::open(&path.real).map_err(|e| ToolError::io(&path.shown, "view", &e))?;
     let mut reader = BufReader::with_capacity(64 * 1024, file);
