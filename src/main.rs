@@ -44,10 +44,11 @@ fn main() -> ExitCode {
     );
     let cleanup = shared.clone();
 
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
+    let mut builder = match shared.config.transport {
+        Transport::Stdio => tokio::runtime::Builder::new_current_thread(),
+        Transport::Http => tokio::runtime::Builder::new_multi_thread(),
+    };
+    let runtime = match builder.enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("boris: cannot start the async runtime: {e}");

@@ -322,7 +322,7 @@ impl Conn {
         self.send(msg)?;
         let deadline = Instant::now() + self.timeout;
         loop {
-            if let Some((id, v)) = self.next_response(deadline, &key)?
+            if let Some((id, v, _)) = self.next_response(deadline, &key)?
                 && id == key
             {
                 return Ok(v);
@@ -363,13 +363,14 @@ impl Conn {
             else {
                 break;
             };
-            let Some((id, v)) = self.next_response(oldest + self.timeout, &oldest_key)? else {
+            let Some((id, v, read_at)) = self.next_response(oldest + self.timeout, &oldest_key)?
+            else {
                 continue;
             };
             let Some(sent_at) = in_flight.remove(&id) else {
                 continue; // not ours (a late or unknown id): ignore
             };
-            b.latencies.push(sent_at.elapsed());
+            b.latencies.push(read_at.saturating_duration_since(sent_at));
             if let Some(e) = call_error(&v) {
                 if v.get("error").is_some() {
                     b.jsonrpc_errors += 1;
@@ -384,13 +385,13 @@ impl Conn {
     }
 
     /// Waits until `deadline` for the next message and handles it: a response is
-    /// returned with its id (as JSON text); a server request is answered and a
+    /// returned with its id (as JSON text) and the moment its line was read; a server request is answered and a
     /// notification dropped (both `None`). `waiting_for` names the id in a timeout error.
     fn next_response(
         &mut self,
         deadline: Instant,
         waiting_for: &str,
-    ) -> Result<Option<(String, Value)>, String> {
+    ) -> Result<Option<(String, Value, Instant)>, String> {
         if self.server.stdout_closed {
             return Err(format!(
                 "the server closed its stdout before answering id {waiting_for}{}",
@@ -398,15 +399,15 @@ impl Conn {
             ));
         }
         let left = deadline.saturating_duration_since(Instant::now());
-        let inc = match self.server.out.recv_timeout(left) {
-            Ok(inc) => inc,
+        let (inc, read_at) = match self.server.out.recv_timeout(left) {
+            Ok(arrived) => arrived,
             Err(mpsc::RecvTimeoutError::Timeout) => {
                 return Err(format!(
                     "no response to id {waiting_for} within {}ms",
                     self.timeout.as_millis()
                 ));
             }
-            Err(mpsc::RecvTimeoutError::Disconnected) => Incoming::Eof,
+            Err(mpsc::RecvTimeoutError::Disconnected) => (Incoming::Eof, Instant::now()),
         };
         match inc {
             Incoming::Json(v) => {
@@ -423,7 +424,7 @@ impl Conn {
                         Ok(None)
                     }
                     (true, None) => Ok(None),
-                    (false, Some(id)) => Ok(Some((id.to_string(), v))),
+                    (false, Some(id)) => Ok(Some((id.to_string(), v, read_at))),
                     (false, None) => Err(format!(
                         "server sent a message without an id or method: {}",
                         show(&v)

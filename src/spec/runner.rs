@@ -340,8 +340,10 @@ pub(crate) struct Server {
     direct: bool,
     status: Option<ExitStatus>,
     stdin: Option<mpsc::Sender<WriteReq>>,
-    /// Messages from the server's stdout, one per line.
-    pub(crate) out: mpsc::Receiver<Incoming>,
+    /// Messages from the server's stdout, one per line, each with the moment its line
+    /// was read (before parsing, so a client's JSON decoding never counts as the
+    /// server's latency in `boris-spec bench`).
+    pub(crate) out: mpsc::Receiver<(Incoming, Instant)>,
     /// `out` reported EOF, a read error, or disconnected.
     pub(crate) stdout_closed: bool,
     stderr: Arc<Mutex<Vec<u8>>>,
@@ -454,10 +456,11 @@ impl Server {
                 buf.clear();
                 match r.read_until(b'\n', &mut buf) {
                     Ok(0) => {
-                        let _ = otx.send(Incoming::Eof);
+                        let _ = otx.send((Incoming::Eof, Instant::now()));
                         break;
                     }
                     Ok(_) => {
+                        let read_at = Instant::now();
                         let line = String::from_utf8_lossy(&buf);
                         let line = line.trim_end_matches(['\n', '\r']);
                         if line.trim().is_empty() {
@@ -467,12 +470,12 @@ impl Server {
                             Ok(v) => Incoming::Json(v),
                             Err(_) => Incoming::Garbage(line.to_string()),
                         };
-                        if otx.send(msg).is_err() {
+                        if otx.send((msg, read_at)).is_err() {
                             break;
                         }
                     }
                     Err(e) => {
-                        let _ = otx.send(Incoming::ReadError(e.to_string()));
+                        let _ = otx.send((Incoming::ReadError(e.to_string()), Instant::now()));
                         break;
                     }
                 }
@@ -976,7 +979,7 @@ impl Session {
     fn drain(&mut self) {
         while !self.server.stdout_closed {
             match self.server.out.try_recv() {
-                Ok(inc) => self.handle(inc),
+                Ok((inc, _)) => self.handle(inc),
                 Err(mpsc::TryRecvError::Empty) => break,
                 Err(mpsc::TryRecvError::Disconnected) => self.server.stdout_closed = true,
             }
@@ -992,7 +995,7 @@ impl Session {
                 break;
             }
             match self.server.out.recv_timeout(left) {
-                Ok(inc) => self.handle(inc),
+                Ok((inc, _)) => self.handle(inc),
                 Err(mpsc::RecvTimeoutError::Timeout) => break,
                 Err(mpsc::RecvTimeoutError::Disconnected) => self.server.stdout_closed = true,
             }
@@ -1045,7 +1048,7 @@ impl Session {
                 )));
             }
             match self.server.out.recv_timeout(left) {
-                Ok(inc) => self.handle(inc),
+                Ok((inc, _)) => self.handle(inc),
                 Err(mpsc::RecvTimeoutError::Timeout) => {}
                 Err(mpsc::RecvTimeoutError::Disconnected) => self.server.stdout_closed = true,
             }

@@ -43,6 +43,9 @@ const MAX_LISTED_ENTRIES: usize = 1000;
 /// Names never listed (seed 000 D11).
 const HIDDEN_NAMES: &[&str] = &[".git", "node_modules"];
 
+/// Most a whole-file view reserves for its result ahead of reading.
+const MAX_RESERVED_BYTES: u64 = 16 << 20;
+
 /// Bytes looked at for image magic and for the NUL byte that marks a binary file.
 const SNIFF_BYTES: usize = 8192;
 
@@ -111,7 +114,14 @@ pub fn run(ctx: &Ctx, args: ViewArgs, svg_as_image: bool) -> ToolResult<CallTool
         )?;
     }
     let last_kept = request.last_kept();
-    let mut body = String::new();
+    // A whole-file view shows about the file plus a number column: reserving that up
+    // front spares the copies of a growing buffer (a range view may be of a huge file).
+    let mut body = if request.explicit {
+        String::new()
+    } else {
+        let estimate = meta.len().saturating_add(meta.len() / 4).saturating_add(64);
+        String::with_capacity(estimate.min(MAX_RESERVED_BYTES) as usize)
+    };
     let summary = lines::scan_lines(
         reader,
         |n| n >= request.start && n <= last_kept,

@@ -2,6 +2,7 @@
 
 pub mod http;
 pub mod stdio;
+mod stdio_fd;
 
 /// Resolves on SIGINT or SIGTERM.
 pub async fn shutdown_signal() {
