@@ -437,6 +437,13 @@ def render(servers: list[Server], rgres: dict, args, corpus: Path, cmd: str, wal
         lines.append(f"| {label} | " + " | ".join(cells) + f" | {rcell} |")
     table = "\n".join(lines)
     mi = ft.machine_info()
+    def shown_path(p: Path) -> str:
+        """Relative to the repository when inside it: no machine's paths in the report."""
+        try:
+            return str(p.resolve().relative_to(REPO))
+        except ValueError:
+            return p.name
+
     git = ft.sh("git", "rev-parse", "--short", "HEAD", cwd=REPO)
     dirty = " (dirty tree)" if ft.sh("git", "status", "--porcelain", "--untracked-files=no", cwd=REPO) else ""
     rgv = ft.sh(args.rg, "--version").splitlines()[0] if shutil.which(args.rg) else "?"
@@ -463,9 +470,9 @@ memory, and **boris / peer** for calls/s (above 1 = Boris faster). `rg` is the r
 ```
 
 - Servers: {', '.join(f'`{s.name}` {s.version} ({s.res.get("tools", "?")} tools)' for s in servers)}; {rgv}; node {nodev}.
-- Boris: `{args.boris}` at git {git}{dirty}.
+- Boris: `{shown_path(Path(args.boris))}` at git {git}{dirty}.
 - Machine: {mi['nproc']} CPUs ({mi['cpu']}), {mi['mem']}, {mi['kernel']}; load at end {mi['load']}; temp files on {ft.fs_type(Path(tempfile.gettempdir()))}.
-- Search corpus: `{corpus}` (the Debian `linux-source` kernel tree, full tree, not only `drivers/`).
+- Search corpus: `{corpus.name}` (the Debian `linux-source` kernel tree, full tree, not only `drivers/`).
 
 ## What each row means
 
