@@ -184,3 +184,42 @@ fn a_socket_as_stdin_and_stdout_works() {
     let status = child.wait().unwrap();
     assert!(status.success(), "exit status {status}");
 }
+
+/// A wrapper that shares Boris's stdin and stdout (`sh -c 'boris …; next-command'`) gets
+/// them back in blocking mode: Boris switches the shared pipes to non-blocking while it
+/// runs and restores their flags when the session ends.
+#[test]
+fn stdin_and_stdout_flags_are_restored_for_whoever_shares_them() {
+    let dir = tempfile::tempdir().unwrap();
+    // After Boris exits, grep (same stdin/stdout open file descriptions, inherited from
+    // the shell) prints the flags of its fd 0 and 1.
+    let script = r#""$0" --transport stdio 2>/dev/null; echo "boris exited $?"; grep -H '^flags' /proc/self/fdinfo/0 /proc/self/fdinfo/1"#;
+    let mut cmd = Command::new("/bin/sh");
+    cmd.args(["-c", script, BIN]).current_dir(dir.path());
+    for (k, _) in std::env::vars_os() {
+        if k.to_string_lossy().starts_with("BORIS_") {
+            cmd.env_remove(k);
+        }
+    }
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(&handshake()).unwrap();
+    drop(stdin); // EOF: Boris ends its session and exits
+    let out = child.wait_with_output().unwrap();
+    let out = String::from_utf8_lossy(&out.stdout);
+    assert!(out.contains("boris exited 0"), "{out}");
+    const O_NONBLOCK: u32 = 0o4000;
+    let mut seen = 0;
+    for line in out.lines().filter(|l| l.contains(":flags:")) {
+        let octal = line.rsplit(':').next().unwrap_or("").trim();
+        let flags = u32::from_str_radix(octal, 8).unwrap_or_else(|_| panic!("{line}"));
+        assert_eq!(flags & O_NONBLOCK, 0, "left non-blocking: {line}");
+        seen += 1;
+    }
+    assert_eq!(seen, 2, "{out}");
+}

@@ -10,11 +10,15 @@ fuzz_target!(|input: (u8, Vec<u8>)| {
     let reader = BufReader::with_capacity(chunk as usize % 64 + 1, Cursor::new(&data[..]));
     let mut numbers = Vec::new();
     let mut out = String::new();
-    let summary = scan_lines(reader, |_| true, |n, kept, chars| {
-        numbers.push(n);
-        assert!(kept.len() <= MAX_LINE_CHARS * 4 + 4);
-        format_line(&mut out, n, kept, chars);
-    })
+    let summary = scan_lines(
+        reader,
+        |_| true,
+        |n, kept, chars| {
+            numbers.push(n);
+            assert!(kept.len() <= MAX_LINE_CHARS * 4 + 4);
+            format_line(&mut out, n, kept, chars);
+        },
+    )
     .expect("reading from memory cannot fail");
     assert_eq!(summary.total_bytes, data.len() as u64);
     assert_eq!(summary.hash, hash_bytes(&data));

@@ -10,7 +10,10 @@ fuzz_target!(|input: (String, u16, u16, u16)| {
     assert!(text.starts_with(h));
     assert_eq!(cut, text.chars().count() > max_chars as usize);
 
-    let (max_lines, max_bytes) = (max_lines as usize % 3000 + 1, max_bytes as usize % 60000 + 4);
+    let (max_lines, max_bytes) = (
+        max_lines as usize % 3000 + 1,
+        max_bytes as usize % 60000 + 4,
+    );
     let t = tail(&text, max_lines, max_bytes);
     assert!(text.ends_with(t.text));
     if t.limit.is_some() {

@@ -40,11 +40,18 @@ fuzz_target!(|input: (Vec<u8>, Vec<(Vec<u8>, Vec<u8>)>)| {
     let scope = Scope::new(vec![PathBuf::from("/w")], vec![]).expect("valid scope");
     if let Ok(p) = scope.resolve_with(&fs, Path::new("/w/a"), &path_from(&path_bytes)) {
         assert!(p.real.starts_with("/w"), "{p:?} escaped /w");
-        assert!(!p.real.components().any(|c| matches!(c, Component::ParentDir | Component::CurDir)));
+        assert!(
+            !p.real
+                .components()
+                .any(|c| matches!(c, Component::ParentDir | Component::CurDir))
+        );
         let mut prefix = PathBuf::from("/");
         for c in p.real.components().skip(1) {
             prefix.push(c);
-            assert!(fs.read_link(&prefix).is_none(), "{p:?} not fully resolved at {prefix:?}");
+            assert!(
+                fs.read_link(&prefix).is_none(),
+                "{p:?} not fully resolved at {prefix:?}"
+            );
         }
     }
 });

@@ -7,5 +7,7 @@ use libfuzzer_sys::fuzz_target;
 fuzz_target!(|data: &[u8]| {
     let once = sanitize(data);
     assert_eq!(sanitize(once.as_bytes()), once);
-    assert!(once.chars().all(|c| c == '\n' || c == '\t' || (c >= ' ' && c != '\u{7f}' && !('\u{80}'..='\u{9f}').contains(&c))));
+    assert!(once.chars().all(|c| c == '\n'
+        || c == '\t'
+        || (c >= ' ' && c != '\u{7f}' && !('\u{80}'..='\u{9f}').contains(&c))));
 });

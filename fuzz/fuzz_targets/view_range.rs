@@ -7,7 +7,9 @@ use libfuzzer_sys::fuzz_target;
 fuzz_target!(|input: (Vec<i64>, u32)| {
     let (range, total) = input;
     let total = total as usize % 10_000_000;
-    let Ok(req) = parse_view_range(Some(&range)) else { return };
+    let Ok(req) = parse_view_range(Some(&range)) else {
+        return;
+    };
     if let Ok(shown) = clamp(req, total) {
         assert!(shown.end <= total);
         assert_eq!(shown.start, req.start);
