@@ -7,6 +7,7 @@ use std::fs::{self, File, Metadata};
 use std::io::{Read, Write};
 use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
+use std::sync::{LazyLock, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
 /// Mode of files that `create_file` makes (seed 001: "create_file always sets 0644").
@@ -130,8 +131,8 @@ pub fn atomic_write(real: &Path, shown: &Path, bytes: &[u8]) -> ToolResult<()> {
 
 /// When each directory written to should next be swept for stale temporary files:
 /// `None` once a sweep found nothing left to wait for.
-static TEMP_SWEEPS: std::sync::Mutex<Option<HashMap<PathBuf, Option<Instant>>>> =
-    std::sync::Mutex::new(None);
+static TEMP_SWEEPS: LazyLock<Mutex<HashMap<PathBuf, Option<Instant>>>> =
+    LazyLock::new(Mutex::default);
 
 /// [`remove_stale_temp_files`] for `dir`, but not on every write (listing a large
 /// directory per edit would cost more than the edit): once per directory per process,
@@ -143,7 +144,6 @@ fn sweep_stale_temp_files(dir: &Path) {
         let Ok(mut sweeps) = TEMP_SWEEPS.lock() else {
             return;
         };
-        let sweeps = sweeps.get_or_insert_with(HashMap::new);
         match sweeps.get(dir) {
             Some(None) => false,
             Some(Some(next)) if now < *next => false,
@@ -158,9 +158,7 @@ fn sweep_stale_temp_files(dir: &Path) {
         return;
     }
     let again = remove_stale_temp_files(dir, STALE_TEMP_AGE);
-    if let Ok(mut sweeps) = TEMP_SWEEPS.lock()
-        && let Some(sweeps) = sweeps.as_mut()
-    {
+    if let Ok(mut sweeps) = TEMP_SWEEPS.lock() {
         sweeps.insert(dir.to_path_buf(), again.then_some(now + STALE_TEMP_AGE));
     }
 }
@@ -320,6 +318,35 @@ mod tests {
         let mut want = vec![fresh, live, legacy, link, "x.txt".to_string()];
         want.sort();
         assert_eq!(names, want);
+    }
+
+    #[test]
+    fn a_directory_is_swept_at_its_first_write_not_at_every_write() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("x.txt");
+        atomic_write(&p, &p, b"1").unwrap(); // the sweep: nothing to remove or wait for
+        let dead = dead_pid();
+        let stale = dir.path().join(format!("{TEMP_PREFIX}{dead}-aaaaaa"));
+        fs::write(&stale, "x").unwrap();
+        File::options()
+            .write(true)
+            .open(&stale)
+            .unwrap()
+            .set_modified(SystemTime::now() - Duration::from_secs(60))
+            .unwrap();
+        atomic_write(&p, &p, b"2").unwrap();
+        assert!(
+            stale.exists(),
+            "the second write listed the directory again"
+        );
+        // What decides whether a later sweep is due: a dead writer's file too young to
+        // judge means yes, nothing left means no.
+        let young = dir.path().join(format!("{TEMP_PREFIX}{dead}-bbbbbb"));
+        fs::write(&young, "x").unwrap();
+        assert!(remove_stale_temp_files(dir.path(), STALE_TEMP_AGE));
+        assert!(!stale.exists() && young.exists());
+        fs::remove_file(&young).unwrap();
+        assert!(!remove_stale_temp_files(dir.path(), STALE_TEMP_AGE));
     }
 }
 

@@ -43,8 +43,9 @@ const MAX_LISTED_ENTRIES: usize = 1000;
 /// Names never listed (seed 000 D11).
 const HIDDEN_NAMES: &[&str] = &[".git", "node_modules"];
 
-/// Most a whole-file view reserves for its result ahead of reading.
-const MAX_RESERVED_BYTES: u64 = 16 << 20;
+/// Most a whole-file view reserves for its result ahead of reading: a large file may
+/// show only its first 2000 lines, so beyond this the buffer grows as lines come.
+const MAX_RESERVED_BYTES: u64 = 2 << 20;
 
 /// Bytes looked at for image magic and for the NUL byte that marks a binary file.
 const SNIFF_BYTES: usize = 8192;
