@@ -385,8 +385,9 @@ impl Conn {
     }
 
     /// Waits until `deadline` for the next message and handles it: a response is
-    /// returned with its id (as JSON text) and the moment its line was read; a server request is answered and a
-    /// notification dropped (both `None`). `waiting_for` names the id in a timeout error.
+    /// returned with its id (as JSON text) and the moment its line was read; a server
+    /// request is answered and a notification dropped (both `None`). `waiting_for` names
+    /// the id in a timeout error.
     fn next_response(
         &mut self,
         deadline: Instant,

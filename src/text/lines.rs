@@ -13,8 +13,9 @@ const KEEP_BYTES: usize = MAX_LINE_CHARS * 4 + 4;
 
 /// A 64-bit content hash that is independent of how the bytes were chunked. XXH3:
 /// view-before-edit hashes every byte a `view` reads, and SipHash (std's default) cost
-/// more than the rest of a 1 MiB view. Collisions only matter against accidental
-/// changes, not an adversary: the file's size and mtime are compared too.
+/// more than the rest of a 1 MiB view. A collision (a 2^-64 chance per change) only
+/// matters against accidental changes, not an adversary: whoever can rewrite the file
+/// can edit it anyway.
 #[derive(Default)]
 pub struct ContentHasher(xxhash_rust::xxh3::Xxh3Default);
 
@@ -145,8 +146,12 @@ fn count_chars(bytes: &[u8]) -> usize {
         let mut word = [0u8; 8];
         word.copy_from_slice(chunk);
         let w = u64::from_le_bytes(word);
-        // A continuation byte is 0b10xx_xxxx: bit 7 set, bit 6 clear.
-        continuation += (w & !(w << 1) & HIGH).count_ones() as usize;
+        // A continuation byte is 0b10xx_xxxx: bit 7 set, bit 6 clear. The marked bits,
+        // moved to each byte's bit 0, are summed by one multiply (each byte is 0 or 1,
+        // so the total fits the top byte); x86-64 without POPCNT made count_ones a
+        // software loop that showed in profiles.
+        let marks = (w & !(w << 1) & HIGH) >> 7;
+        continuation += (marks.wrapping_mul(0x0101_0101_0101_0101) >> 56) as usize;
     }
     let tail = chunks.remainder();
     continuation += tail.iter().filter(|&&b| (b & 0xC0) == 0x80).count();

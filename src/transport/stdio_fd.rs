@@ -18,7 +18,7 @@
 use nix::fcntl::{FcntlArg, OFlag, fcntl};
 use nix::sys::stat::{SFlag, fstat};
 use std::io;
-use std::os::fd::{AsFd, BorrowedFd};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::pin::Pin;
 use tokio::io::{AsyncRead, AsyncWrite};
 
@@ -34,17 +34,19 @@ pub struct StdioFds {
 
 /// Must run inside the runtime (the descriptors are registered with its reactor).
 pub fn open() -> StdioFds {
+    use tokio::net::unix::pipe;
     let mut restore = RestoreFlags(Vec::new());
-    let reader = match on_reactor(Direction::Read, &mut restore) {
-        Some(Polled::Pipe(p)) => p.reader,
-        Some(Polled::Socket(s)) => Box::pin(s) as Reader,
-        None => Box::pin(tokio::io::stdin()),
-    };
-    let writer = match on_reactor(Direction::Write, &mut restore) {
-        Some(Polled::Pipe(p)) => p.writer,
-        Some(Polled::Socket(s)) => Box::pin(s) as Writer,
-        None => Box::pin(tokio::io::stdout()),
-    };
+    // tokio's pipe ends set O_NONBLOCK themselves, after checking the access mode.
+    let reader = on_reactor(Direction::Read, &mut restore, |fd, kind| match kind {
+        Kind::Pipe => Ok(Box::pin(pipe::Receiver::from_owned_fd(fd)?) as Reader),
+        Kind::Socket => Ok(Box::pin(unix_stream(fd)?) as Reader),
+    })
+    .unwrap_or_else(|| Box::pin(tokio::io::stdin()));
+    let writer = on_reactor(Direction::Write, &mut restore, |fd, kind| match kind {
+        Kind::Pipe => Ok(Box::pin(pipe::Sender::from_owned_fd(fd)?) as Writer),
+        Kind::Socket => Ok(Box::pin(unix_stream(fd)?) as Writer),
+    })
+    .unwrap_or_else(|| Box::pin(tokio::io::stdout()));
     StdioFds {
         reader,
         writer,
@@ -79,55 +81,43 @@ impl Direction {
     }
 }
 
-struct PipeEnd {
-    reader: Reader,
-    writer: Writer,
+/// What a standard descriptor is, when it can be polled.
+enum Kind {
+    Pipe,
+    Socket,
 }
 
-enum Polled {
-    Pipe(PipeEnd),
-    Socket(tokio::net::UnixStream),
+fn unix_stream(fd: OwnedFd) -> io::Result<tokio::net::UnixStream> {
+    let stream = std::os::unix::net::UnixStream::from(fd);
+    stream.set_nonblocking(true)?;
+    tokio::net::UnixStream::from_std(stream)
 }
 
-/// `fd` (a duplicate of it, so the standard descriptor itself is never closed early)
-/// registered with the reactor in non-blocking mode, or `None` when it is not a pipe or
-/// a Unix socket: the caller then uses tokio's blocking-pool stdio.
-fn on_reactor(direction: Direction, restore: &mut RestoreFlags) -> Option<Polled> {
+/// `register` applied to a duplicate of the descriptor (so the standard one itself is
+/// never closed early) when it is a pipe or a Unix socket; `None` otherwise, or when
+/// registering fails, and the caller then uses tokio's blocking-pool stdio. The flags
+/// are recorded for [`RestoreFlags`] when registering made the descriptor non-blocking.
+fn on_reactor<T>(
+    direction: Direction,
+    restore: &mut RestoreFlags,
+    register: impl FnOnce(OwnedFd, Kind) -> io::Result<T>,
+) -> Option<T> {
     let (kind, flags, owned) = direction.with_fd(|fd| {
         let kind = SFlag::from_bits_truncate(fstat(fd).ok()?.st_mode) & SFlag::S_IFMT;
         let flags = OFlag::from_bits_retain(fcntl(fd, FcntlArg::F_GETFL).ok()?);
         Some((kind, flags, fd.try_clone_to_owned().ok()?))
     })?;
-    if kind != SFlag::S_IFIFO && kind != SFlag::S_IFSOCK {
-        return None;
-    }
-    let polled = if kind == SFlag::S_IFIFO {
-        use tokio::net::unix::pipe;
-        // Both set O_NONBLOCK themselves after checking the access mode.
-        match direction {
-            Direction::Read => pipe::Receiver::from_owned_fd(owned).map(|r| PipeEnd {
-                reader: Box::pin(r),
-                writer: Box::pin(tokio::io::sink()),
-            }),
-            Direction::Write => pipe::Sender::from_owned_fd(owned).map(|w| PipeEnd {
-                reader: Box::pin(tokio::io::empty()),
-                writer: Box::pin(w),
-            }),
-        }
-        .map(Polled::Pipe)
-    } else {
-        let std_stream = std::os::unix::net::UnixStream::from(owned);
-        std_stream
-            .set_nonblocking(true)
-            .and_then(|()| tokio::net::UnixStream::from_std(std_stream))
-            .map(Polled::Socket)
+    let kind = match kind {
+        SFlag::S_IFIFO => Kind::Pipe,
+        SFlag::S_IFSOCK => Kind::Socket,
+        _ => return None,
     };
-    match polled {
-        Ok(p) => {
+    match register(owned, kind) {
+        Ok(registered) => {
             if !flags.contains(OFlag::O_NONBLOCK) {
                 restore.0.push((direction, flags));
             }
-            Some(p)
+            Some(registered)
         }
         Err(e) => {
             // The flags may have been changed before the failure: put them back now.
