@@ -98,7 +98,11 @@ fn init_logging(config: &boris::config::Config) {
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
-        .with_ansi(false);
+        .with_ansi(false)
+        // A client may close or fill our stderr: a log line that cannot be written is
+        // lost, and must not cost the request that logged it (tracing-subscriber's
+        // default reports the failure with `eprintln!`, which panics on a closed stderr).
+        .log_internal_errors(false);
     match config.log_format {
         LogFormat::Json => builder.json().init(),
         LogFormat::Text => builder.init(),

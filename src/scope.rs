@@ -1,7 +1,8 @@
 //! Which paths the file tools may touch (DESIGN §7).
 //!
-//! A path is first made absolute against the workspace cwd and normalised lexically,
-//! then every symlink along it is resolved — including a dangling final link, whose
+//! A path is made absolute against the workspace cwd and resolved as the kernel
+//! resolves it: every symlink along it is followed before a `..` after it is applied
+//! (so file tools and bash agree on `lnk/../f`) — including a dangling final link, whose
 //! *target* is what gets checked — so that no link can carry a read or a write outside
 //! the allowed directories. Deny patterns are checked against both the path as given and
 //! the resolved path; deny beats allow. The resolver is written against the small
@@ -57,6 +58,38 @@ pub fn normalize(cwd: &Path, input: &Path) -> PathBuf {
         }
     }
     out
+}
+
+/// Where `input` (relative to `cwd`) really is, as the kernel resolves it: every
+/// symlink followed first and `..` applied to what it led to, so that `lnk/../f` with
+/// `lnk -> /x/deep` is `/x/f` — what `cat lnk/../f` in bash reads — and not the
+/// lexical `cwd/f`. Returns `(shown, real)`: `shown` is the path for messages, lexically
+/// normalised when that names the same file, else absolute with its `..` kept (so a
+/// message never names a file other than the one the tool used).
+fn locate(fs: &dyn LinkReader, cwd: &Path, input: &str) -> ToolResult<(PathBuf, PathBuf)> {
+    let given = Path::new(input);
+    let absolute = if given.is_absolute() {
+        given.to_path_buf()
+    } else {
+        cwd.join(given)
+    };
+    let real = resolve_links(fs, &absolute).map_err(ToolError::invalid)?;
+    let lexical = normalize(cwd, given);
+    let has_dotdot = absolute
+        .components()
+        .any(|c| matches!(c, Component::ParentDir));
+    if !has_dotdot || resolve_links(fs, &lexical).ok().as_ref() == Some(&real) {
+        return Ok((lexical, real));
+    }
+    let mut shown = PathBuf::from("/");
+    for c in absolute.components() {
+        match c {
+            Component::Normal(n) => shown.push(n),
+            Component::ParentDir => shown.push(".."),
+            _ => {}
+        }
+    }
+    Ok((shown, real))
 }
 
 /// Resolves every symlink in the absolute, normalised `path`, like `realpath(3)`, except
@@ -191,18 +224,15 @@ impl Scope {
     /// allowed too.
     pub fn resolve_read(&self, cwd: &Path, input: &str) -> ToolResult<ScopedPath> {
         match self.resolve(cwd, input) {
-            Err(e) if e.code == ErrorCode::AccessDenied => {
-                let shown = normalize(cwd, Path::new(input));
-                match resolve_links(&RealFs, &shown) {
-                    Ok(real)
-                        if self.read_only.iter().any(|d| real.starts_with(d))
-                            && self.denied_by(&shown).is_none() =>
-                    {
-                        Ok(ScopedPath { shown, real })
-                    }
-                    _ => Err(e),
+            Err(e) if e.code == ErrorCode::AccessDenied => match locate(&RealFs, cwd, input) {
+                Ok((shown, real))
+                    if self.read_only.iter().any(|d| real.starts_with(d))
+                        && self.denied_by(&shown).is_none() =>
+                {
+                    Ok(ScopedPath { shown, real })
                 }
-            }
+                _ => Err(e),
+            },
             other => other,
         }
     }
@@ -241,8 +271,7 @@ impl Scope {
                 input.len()
             )));
         }
-        let shown = normalize(cwd, Path::new(input));
-        let real = resolve_links(fs, &shown).map_err(ToolError::invalid)?;
+        let (shown, real) = locate(fs, cwd, input)?;
         self.check(&shown, &real)?;
         Ok(ScopedPath { shown, real })
     }
@@ -370,6 +399,31 @@ mod tests {
         assert_eq!(
             resolve_links(&fs, Path::new("/w/up/f")).unwrap(),
             PathBuf::from("/outside/f")
+        );
+    }
+
+    #[test]
+    fn dotdot_applies_after_the_link_it_follows() {
+        // lnk -> /x/deep: lnk/../f.txt is /x/f.txt, as the kernel resolves it.
+        let fs = model(&[("/w/lnk", "/x/deep")]);
+        let s = scope(&["/"], &[]);
+        let p = s
+            .resolve_with(&fs, Path::new("/w"), "lnk/../f.txt")
+            .unwrap();
+        assert_eq!(p.real, PathBuf::from("/x/f.txt"));
+        assert_eq!(p.shown, PathBuf::from("/w/lnk/../f.txt"));
+        // Outside the allowed root after the link: refused, naming where it leads.
+        let s = scope(&["/w"], &[]);
+        let err = s
+            .resolve_with(&fs, Path::new("/w"), "lnk/../f.txt")
+            .unwrap_err();
+        assert_eq!(err.code, ErrorCode::AccessDenied);
+        assert!(err.message.contains("/x/f.txt"), "{}", err.message);
+        // Without links in the way, the lexical form is shown.
+        let p = s.resolve_with(&fs, Path::new("/w"), "a/../b.txt").unwrap();
+        assert_eq!(
+            (p.shown.clone(), p.real.clone()),
+            (PathBuf::from("/w/b.txt"), PathBuf::from("/w/b.txt"))
         );
     }
 

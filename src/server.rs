@@ -5,8 +5,10 @@
 use crate::tools::{self, Call, Ctx, Progress, Shared};
 use crate::workspace::Workspace;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig,
+    CallToolRequestParams, CallToolResponse, CompleteRequestMethod, CompleteRequestParams,
+    CompleteResult, Implementation, ListPromptsRequestMethod, ListPromptsResult,
+    ListResourceTemplatesRequestMethod, ListResourceTemplatesResult, ListResourcesRequestMethod,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -121,6 +123,44 @@ impl ServerHandler for BorisServer {
         Ok(ListToolsResult::with_all_items(
             self.ctx.shared.tools.clone(),
         ))
+    }
+
+    // Boris declares tools and nothing else, so what is not declared is not answered
+    // either: rmcp's defaults would answer prompts/list, resources/list,
+    // resources/templates/list and completion/complete with empty results, which
+    // disagrees with `server/discover` and `initialize` (issue 14).
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, McpError> {
+        Err(McpError::method_not_found::<ListPromptsRequestMethod>())
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        Err(McpError::method_not_found::<ListResourcesRequestMethod>())
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, McpError> {
+        Err(McpError::method_not_found::<
+            ListResourceTemplatesRequestMethod,
+        >())
+    }
+
+    async fn complete(
+        &self,
+        _request: CompleteRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, McpError> {
+        Err(McpError::method_not_found::<CompleteRequestMethod>())
     }
 
     fn get_tool(&self, name: &str) -> Option<rmcp::model::Tool> {

@@ -1205,12 +1205,14 @@ impl Session {
             Action::Send { line } => {
                 self.send_raw(line)?;
                 if step.expect.is_some() {
-                    // The line's own id if it is a request, else a `null`-id response
-                    // (what JSON-RPC answers to input it cannot parse).
+                    // The line's own id if it is not a response and its id is valid (a
+                    // string or an integer), else a `null`-id response (what JSON-RPC
+                    // answers to input it cannot parse, or to an id it cannot echo).
                     let id = serde_json::from_str::<Value>(line.trim_end())
                         .ok()
-                        .filter(|v| v.get("method").is_some())
+                        .filter(|v| v.get("result").is_none() && v.get("error").is_none())
                         .and_then(|v| v.get("id").cloned())
+                        .filter(|id| id.is_string() || id.is_i64() || id.is_u64())
                         .unwrap_or(Value::Null);
                     response = Some((self.wait_response(&id, timeout)?, false));
                 }

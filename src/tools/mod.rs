@@ -296,13 +296,92 @@ pub fn define<T: JsonSchema + 'static>(
     description: &'static str,
     annotations: ToolAnnotations,
 ) -> Tool {
-    Tool::new(
-        name,
-        description,
-        rmcp::handler::server::common::schema_for_type::<T>(),
-    )
-    .with_title(title)
-    .with_annotations(annotations)
+    let mut schema = (*rmcp::handler::server::common::schema_for_type::<T>()).clone();
+    portable_schema(&mut schema);
+    Tool::new(name, description, Arc::new(schema))
+        .with_title(title)
+        .with_annotations(annotations)
+}
+
+/// Rewrites a generated input schema into the plain shape every client reads: an
+/// optional parameter is one that is not `required`, with a plain `type` — not
+/// `["string", "null"]` with `default: null`, which is how schemars spells `Option<T>`
+/// and which clients (the MCP Inspector among them) flag as unportable. Integer formats
+/// that are not JSON Schema's (`uint64`, `int64`, `uint`) go too; `minimum` says the
+/// rest. Nested object schemas (array items, sub-objects) get the same treatment.
+pub fn portable_schema(schema: &mut JsonObject) {
+    use serde_json::Value;
+    const RUST_FORMATS: &[&str] = &[
+        "uint", "uint8", "uint16", "uint32", "uint64", "int", "int8", "int16", "int32", "int64",
+        "double", "float",
+    ];
+    fn clean(node: &mut Value) {
+        let Value::Object(obj) = node else {
+            return;
+        };
+        if let Some(Value::Array(types)) = obj.get("type") {
+            let kept: Vec<Value> = types
+                .iter()
+                .filter(|t| t.as_str() != Some("null"))
+                .cloned()
+                .collect();
+            if kept.len() == 1 {
+                obj.insert("type".into(), kept[0].clone());
+            } else if kept.len() != types.len() {
+                obj.insert("type".into(), Value::Array(kept));
+            }
+        }
+        // `Option<Enum>` comes as `anyOf: [{enum…}, {type: null}]`.
+        if let Some(Value::Array(any)) = obj.get("anyOf") {
+            let kept: Vec<Value> = any
+                .iter()
+                .filter(|s| s.get("type").and_then(Value::as_str) != Some("null"))
+                .cloned()
+                .collect();
+            if kept.len() == 1 && kept.len() != any.len() {
+                obj.remove("anyOf");
+                if let Value::Object(inner) = &kept[0] {
+                    for (k, v) in inner {
+                        obj.entry(k.clone()).or_insert_with(|| v.clone());
+                    }
+                }
+            }
+        }
+        if obj.get("default") == Some(&Value::Null) {
+            obj.remove("default");
+        }
+        if obj
+            .get("format")
+            .and_then(Value::as_str)
+            .is_some_and(|f| RUST_FORMATS.contains(&f))
+        {
+            obj.remove("format");
+        }
+        for key in ["properties", "$defs", "definitions"] {
+            if let Some(Value::Object(children)) = obj.get_mut(key) {
+                for child in children.values_mut() {
+                    clean(child);
+                }
+            }
+        }
+        for key in ["items", "additionalProperties"] {
+            if let Some(child) = obj.get_mut(key) {
+                clean(child);
+            }
+        }
+        for key in ["anyOf", "oneOf", "allOf"] {
+            if let Some(Value::Array(children)) = obj.get_mut(key) {
+                for child in children {
+                    clean(child);
+                }
+            }
+        }
+    }
+    let mut root = Value::Object(std::mem::take(schema));
+    clean(&mut root);
+    if let Value::Object(obj) = root {
+        *schema = obj;
+    }
 }
 
 pub fn read_only(title: &str) -> ToolAnnotations {
@@ -333,6 +412,71 @@ pub fn writes(title: &str, idempotent: bool) -> ToolAnnotations {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn schemas_are_portable() {
+        use serde_json::json;
+        let mut s = json!({
+            "type": "object",
+            "properties": {
+                "a": {"type": ["string", "null"], "default": null},
+                "b": {"type": ["integer", "null"], "format": "uint64", "minimum": 0},
+                "c": {"anyOf": [{"enum": ["x", "y"], "type": "string"}, {"type": "null"}], "description": "d"},
+                "d": {"type": "array", "items": {"type": "object", "properties": {"e": {"type": ["boolean", "null"]}}}}
+            },
+            "required": []
+        })
+        .as_object()
+        .cloned()
+        .unwrap_or_default();
+        portable_schema(&mut s);
+        assert_eq!(
+            serde_json::Value::Object(s),
+            json!({
+                "type": "object",
+                "properties": {
+                    "a": {"type": "string"},
+                    "b": {"type": "integer", "minimum": 0},
+                    "c": {"enum": ["x", "y"], "type": "string", "description": "d"},
+                    "d": {"type": "array", "items": {"type": "object", "properties": {"e": {"type": "boolean"}}}}
+                },
+                "required": []
+            })
+        );
+    }
+
+    /// No registered tool, in any profile, has a nullable or multi-typed parameter.
+    #[test]
+    fn every_tool_schema_is_plain() {
+        fn walk(v: &serde_json::Value, at: &str) {
+            if let Some(obj) = v.as_object() {
+                assert!(!obj.get("type").is_some_and(|t| t.is_array()), "{at}: {v}");
+                assert_ne!(obj.get("default"), Some(&serde_json::Value::Null), "{at}");
+                for (k, child) in obj {
+                    walk(child, &format!("{at}.{k}"));
+                }
+            }
+        }
+        for tool in [
+            view::tool(),
+            edit::tool(),
+            create::tool(),
+            editor::tool(),
+            bash::tool(),
+            tasks::output_tool(),
+            tasks::stop_tool(),
+            pipe::tool(),
+            grep::tool(false),
+            grep::tool(true),
+            glob::tool(false),
+            glob::tool(true),
+        ] {
+            walk(
+                &serde_json::Value::Object((*tool.input_schema).clone()),
+                &tool.name,
+            );
+        }
+    }
 
     #[tokio::test]
     async fn a_panicking_call_becomes_an_error_result() {

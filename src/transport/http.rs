@@ -4,6 +4,7 @@
 //! session gets its own workspace; stateless (2026-07-28) requests share the server's
 //! default one.
 
+use super::framing;
 use crate::server::BorisServer;
 use crate::tools::Shared;
 use crate::workspace::Workspace;
@@ -44,11 +45,12 @@ pub fn router(shared: Arc<Shared>, token: Option<String>, ct: CancellationToken)
     let mut origins: Vec<String> = LOOPBACK_ORIGINS.iter().map(|s| s.to_string()).collect();
     origins.extend(config.allowed_origins.iter().cloned());
     let origins = Arc::new(origins);
+    let cap = framing::message_cap(config.max_file_size);
     let mut http_config = StreamableHttpServerConfig::default()
         .with_cancellation_token(ct.child_token())
         .with_allowed_origins(origins.iter().cloned())
         // Big enough for create_file at --max-file-size, JSON escaping included.
-        .with_max_request_body_bytes(body_cap(config.max_file_size));
+        .with_max_request_body_bytes(cap);
     http_config = if !config.allowed_hosts.is_empty() {
         let mut hosts: Vec<String> = config.allowed_hosts.clone();
         if is_loopback(&config.host) {
@@ -80,6 +82,8 @@ pub fn router(shared: Arc<Shared>, token: Option<String>, ct: CancellationToken)
     );
     let protected = Router::new()
         .nest_service("/mcp", mcp)
+        .layer(middleware::from_fn_with_state(cap, screen_messages))
+        .layer(middleware::from_fn(delete_answers_ok))
         .layer(middleware::from_fn_with_state(
             token.map(Arc::<str>::from),
             require_bearer,
@@ -154,12 +158,109 @@ pub fn origin_allowed(origin: &str, allowed: &[String]) -> bool {
     })
 }
 
-fn body_cap(max_file_size: u64) -> usize {
-    let cap = max_file_size
-        .saturating_mul(2)
-        .saturating_add(1 << 20)
-        .max(4 << 20);
-    usize::try_from(cap).unwrap_or(usize::MAX)
+/// Past this many bytes a body over the cap is no longer read, only answered.
+const MAX_SCANNED_BODY_BYTES: usize = 1 << 30;
+
+/// Reads a POSTed JSON-RPC body and decides it as stdio decides a line
+/// ([`framing::classify`]): a body that is not JSON gets `400` with `-32700`; a request
+/// whose params do not fit its method gets `-32602` with its id; a body over the cap gets
+/// `413` with `-32600` and the request's id (found while the rest streams past). rmcp
+/// would answer these with a plain-text 415 or 413 that no client can tie to its request.
+/// Everything else goes on to rmcp unchanged.
+async fn screen_messages(State(cap): State<usize>, req: Request, next: Next) -> Response {
+    use futures::StreamExt as _;
+    let is_json = req
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|v| v.trim().eq_ignore_ascii_case("application/json"));
+    if req.method() != Method::POST || !is_json {
+        return next.run(req).await;
+    }
+    let (parts, body) = req.into_parts();
+    let mut stream = body.into_data_stream();
+    let mut collected: Vec<u8> = Vec::new();
+    let mut oversize: Option<framing::IdScanner> = None;
+    while let Some(chunk) = stream.next().await {
+        let chunk = match chunk {
+            Ok(c) => c,
+            Err(e) => {
+                return (
+                    StatusCode::BAD_REQUEST,
+                    format!("cannot read the request body: {e}"),
+                )
+                    .into_response();
+            }
+        };
+        if let Some(scanner) = oversize.as_mut() {
+            scanner.feed(&chunk);
+            if scanner.seen > MAX_SCANNED_BODY_BYTES {
+                break;
+            }
+        } else if collected.len().saturating_add(chunk.len()) > cap {
+            let mut scanner = framing::IdScanner::new();
+            scanner.feed(&collected);
+            scanner.feed(&chunk);
+            collected = Vec::new();
+            oversize = Some(scanner);
+        } else {
+            collected.extend_from_slice(&chunk);
+        }
+    }
+    if let Some(scanner) = oversize {
+        tracing::warn!(
+            size = scanner.seen,
+            limit = cap,
+            "refused a message over the size limit"
+        );
+        let reply = framing::too_large(scanner.id(), scanner.seen, cap);
+        return json_reply(StatusCode::PAYLOAD_TOO_LARGE, reply);
+    }
+    match framing::classify(&collected) {
+        framing::Inbound::Message(_) => {
+            next.run(Request::from_parts(
+                parts,
+                axum::body::Body::from(collected),
+            ))
+            .await
+        }
+        framing::Inbound::Reply(reply) => {
+            // An answer to a request the client can match: a normal JSON response.
+            // Input that is not a request at all: 400, as the other SDKs answer it.
+            let status = if reply.code == framing::INVALID_PARAMS {
+                StatusCode::OK
+            } else {
+                StatusCode::BAD_REQUEST
+            };
+            json_reply(status, reply)
+        }
+        // A malformed notification or response: accepted, as any notification is.
+        framing::Inbound::Ignore => StatusCode::ACCEPTED.into_response(),
+    }
+}
+
+fn json_reply(status: StatusCode, reply: framing::Reply) -> Response {
+    (
+        status,
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        )],
+        reply.body,
+    )
+        .into_response()
+}
+
+/// rmcp answers a session's `DELETE` with 202 Accepted; clients expect 200 (the Python
+/// SDK logs "Session termination failed: 202"). The session is closed by then.
+async fn delete_answers_ok(req: Request, next: Next) -> Response {
+    let is_delete = req.method() == Method::DELETE;
+    let mut response = next.run(req).await;
+    if is_delete && response.status() == StatusCode::ACCEPTED {
+        *response.status_mut() = StatusCode::OK;
+    }
+    response
 }
 
 fn cors(origins: Arc<Vec<String>>) -> CorsLayer {
@@ -346,7 +447,7 @@ mod tests {
 
     #[test]
     fn body_cap_fits_the_largest_file() {
-        assert_eq!(body_cap(10 << 20), (20 << 20) + (1 << 20));
-        assert_eq!(body_cap(1), 4 << 20);
+        assert_eq!(framing::message_cap(10 << 20), (60 << 20) + (1 << 20));
+        assert_eq!(framing::message_cap(1), 4 << 20);
     }
 }

@@ -1,5 +1,6 @@
 //! The two ways agents reach Boris: stdio (spawned as a child) and streamable HTTP.
 
+pub mod framing;
 pub mod http;
 pub mod stdio;
 mod stdio_fd;

@@ -89,12 +89,19 @@ impl Server {
 
     /// The response to `id`, skipping everything else, or None after `timeout`.
     pub fn wait_for(&mut self, id: u64, timeout: Duration) -> Option<Value> {
+        self.wait_for_id(&json!(id), timeout)
+    }
+
+    /// The response whose `id` is `id` (a string, a number, or null for an error the
+    /// server could not tie to a request), skipping everything else.
+    pub fn wait_for_id(&mut self, id: &Value, timeout: Duration) -> Option<Value> {
         let deadline = Instant::now() + timeout;
         loop {
             let left = deadline.checked_duration_since(Instant::now())?;
             let line = self.lines.recv_timeout(left).ok()?;
             let msg: Value = serde_json::from_str(&line).expect("stdout is JSON only");
-            if msg.get("id").and_then(Value::as_u64) == Some(id) {
+            let is_response = msg.get("result").is_some() || msg.get("error").is_some();
+            if is_response && msg.get("id").unwrap_or(&Value::Null) == id {
                 return Some(msg);
             }
         }
