@@ -19,7 +19,8 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use super::matcher::{quote, show, truncate};
-use super::runner::{Incoming, Server, default_initialize_params, server_cmdline, stderr_tail};
+use super::process::{Incoming, Server};
+use super::runner::{default_initialize_params, server_cmdline, stderr_tail};
 
 /// What to measure.
 #[derive(Debug, Clone)]

@@ -10,16 +10,26 @@
 //! - [`normalise`]: transcript normalisation for goldens (pure);
 //! - [`junit`]: JUnit XML (pure);
 //! - [`http`]: a small HTTP/1.1 client, chunked and SSE parsing;
-//! - [`runner`]: the workdir, the server process, the steps;
+//! - [`runner`]: one case from start to end: options, workdir, outcome;
+//! - [`process`]: the server process, its pipes, signals, and the /proc checks;
+//! - [`session`]: a running case over stdio: ids, transcript, handshake, steps;
+//! - [`session_http`]: the HTTP steps of a running case;
+//! - [`teardown`]: signals, exit, leftover processes, stderr checks;
+//! - [`fixtures`]: files created before a case and checked after;
 //! - [`bench`]: `boris-spec bench`, latency of one tool call against a stdio server.
 
 pub mod bench;
+pub mod fixtures;
 pub mod http;
 pub mod junit;
 pub mod matcher;
 pub mod model;
 pub mod normalise;
+pub mod process;
 pub mod runner;
+pub mod session;
+pub mod session_http;
+pub mod teardown;
 
 use std::path::{Path, PathBuf};
 

@@ -1,0 +1,282 @@
+//! The YAML case format: serde types, validation and placeholder expansion.
+//!
+//! Every struct denies unknown fields, so a typo in a case is a load error, never a
+//! silently skipped assertion. Steps and fixture entries are first read into a "raw"
+//! struct with every key optional, then converted (`try_from`) into a clean enum; the
+//! conversion checks that exactly one action key is present and that the other keys
+//! make sense for it. See CONTRIBUTING.md ("The spec case format") for the user-facing description.
+//!
+//! - [`files`]: fixtures (`files:`, `write:`) and file checks (`check_files:`);
+//! - [`expect`]: what a step expects of a response;
+//! - [`step`]: the steps and their validation;
+//! - [`placeholders`]: `{workdir}` and friends, expanded through a whole case.
+
+mod expect;
+mod files;
+mod placeholders;
+mod step;
+#[cfg(test)]
+mod tests;
+
+pub use expect::*;
+pub use files::*;
+pub use placeholders::*;
+pub use step::*;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Deserializer};
+use serde_json::Value;
+
+/// Default wait for any single response, in milliseconds.
+pub const DEFAULT_TIMEOUT_MS: u64 = 10_000;
+
+/// One spec case (one YAML file).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Case {
+    /// Where the file was loaded from (not part of the YAML).
+    #[serde(skip)]
+    pub path: PathBuf,
+    /// Where the behaviour comes from (seed file and scenario, or "DESIGN §n").
+    pub source: String,
+    /// How the harness talks to the server: `stdio` (default) or `http`.
+    #[serde(default)]
+    pub transport: CaseTransport,
+    #[serde(default)]
+    pub description: Option<String>,
+    #[serde(default)]
+    pub tags: Vec<String>,
+    /// Extra server arguments (placeholders expanded), appended shell-quoted.
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// Extra environment for the server (placeholders expanded).
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    /// Per-wait timeout for this case.
+    #[serde(default)]
+    pub timeout_ms: Option<u64>,
+    /// Snapshot the normalised transcript (cargo test only).
+    #[serde(default)]
+    pub golden: bool,
+    /// `false`: no automatic initialize handshake.
+    #[serde(default = "yes")]
+    pub handshake: bool,
+    /// Fixtures created in the workdir before the server starts.
+    #[serde(default)]
+    pub files: Vec<FileSpec>,
+    /// The server must exit non-zero by itself; no steps are run.
+    #[serde(default, deserialize_with = "present_or_default")]
+    pub expect_startup_failure: Option<StartupFailure>,
+    /// After the case, the server's stderr contains each of these.
+    #[serde(default)]
+    pub stderr_contains: Strings,
+    /// After the case, the server's stderr contains none of these.
+    #[serde(default)]
+    pub stderr_not_contains: Strings,
+    /// Required exit code (default 0 after stdin EOF; non-zero for startup failures).
+    #[serde(default)]
+    pub exit_code: Option<i32>,
+    /// Extra normalisation for the golden transcript.
+    #[serde(default)]
+    pub redact: Vec<Redaction>,
+    #[serde(default)]
+    pub steps: Vec<Step>,
+}
+
+pub(crate) fn yes() -> bool {
+    true
+}
+
+/// How a case talks to the server.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CaseTransport {
+    /// Newline-delimited JSON-RPC on the server's stdin/stdout.
+    #[default]
+    Stdio,
+    /// The server is started with the HTTP arguments (`--transport http --port 0`) and
+    /// the steps are HTTP requests to the address it prints on stderr.
+    Http,
+}
+
+/// `key:` with a null value still counts as present (`Some(default)`).
+pub(crate) fn present_or_default<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de> + Default,
+{
+    Ok(Some(Option::<T>::deserialize(d)?.unwrap_or_default()))
+}
+
+/// `key:` with a null value still counts as present (`Some(Value::Null)`).
+pub(crate) fn present_value<'de, D>(d: D) -> Result<Option<Value>, D::Error>
+where
+    D: Deserializer<'de>,
+{
+    Ok(Some(Value::deserialize(d)?))
+}
+
+/// A string or a list of strings.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Strings(pub Vec<String>);
+
+impl<'de> Deserialize<'de> for Strings {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum OneOrMany {
+            One(String),
+            Many(Vec<String>),
+        }
+        match OneOrMany::deserialize(d) {
+            Ok(OneOrMany::One(s)) => Ok(Strings(vec![s])),
+            Ok(OneOrMany::Many(v)) => Ok(Strings(v)),
+            Err(_) => Err(serde::de::Error::custom(
+                "expected a string or a list of strings (quote values YAML would read as numbers or booleans)",
+            )),
+        }
+    }
+}
+
+impl Strings {
+    pub fn iter(&self) -> impl Iterator<Item = &String> {
+        self.0.iter()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StartupFailure {
+    #[serde(default)]
+    pub stderr_contains: Strings,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Redaction {
+    pub regex: String,
+    pub replace: String,
+}
+
+// ---------------------------------------------------------------------------------
+// Loading
+
+/// Reads and validates a case file. The error names the file and, for YAML and
+/// schema errors, the line and column.
+pub fn load_case(path: &Path) -> Result<Case, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read case: {e}"))?;
+    let mut case = parse_case(&text)?;
+    case.path = path.to_path_buf();
+    Ok(case)
+}
+
+/// Parses and validates a case from YAML text.
+pub fn parse_case(text: &str) -> Result<Case, String> {
+    let case: Case = yaml_serde::from_str(text).map_err(|e| format!("invalid case: {e}"))?;
+    case.validate()?;
+    Ok(case)
+}
+
+impl Case {
+    fn validate(&self) -> Result<(), String> {
+        if self.source.trim().is_empty() {
+            return Err("invalid case: `source` must not be empty".into());
+        }
+        if self.expect_startup_failure.is_some() && !self.steps.is_empty() {
+            return Err(
+                "invalid case: a case with `expect_startup_failure` runs no steps; remove `steps`"
+                    .into(),
+            );
+        }
+        if self.expect_startup_failure.is_some() && self.exit_code == Some(0) {
+            return Err(
+                "invalid case: `expect_startup_failure` requires a non-zero exit; remove `exit_code: 0`"
+                    .into(),
+            );
+        }
+        if self.expect_startup_failure.is_none() && self.steps.is_empty() {
+            return Err("invalid case: no `steps`".into());
+        }
+        for (i, step) in self.steps.iter().enumerate() {
+            let kind = step.action.kind();
+            let wrong = match self.transport {
+                CaseTransport::Stdio => HTTP_ONLY_STEPS.contains(&kind),
+                CaseTransport::Http => STDIO_ONLY_STEPS.contains(&kind),
+            };
+            if wrong {
+                return Err(format!(
+                    "invalid case: step {} (`{kind}`) is not available in a {} case{}",
+                    i + 1,
+                    match self.transport {
+                        CaseTransport::Stdio => "stdio",
+                        CaseTransport::Http => "`transport: http`",
+                    },
+                    match self.transport {
+                        CaseTransport::Stdio => " (add `transport: http`)",
+                        CaseTransport::Http => " (use http, http_initialize or http_call)",
+                    }
+                ));
+            }
+        }
+        if self.transport == CaseTransport::Http && !self.handshake {
+            return Err(
+                "invalid case: `handshake` is for stdio cases (HTTP cases never get an automatic one)"
+                    .into(),
+            );
+        }
+        if self.tags.iter().any(|t| t.trim().is_empty()) {
+            return Err("invalid case: empty tag".into());
+        }
+        for (i, r) in self.redact.iter().enumerate() {
+            regex::Regex::new(&r.regex)
+                .map_err(|e| format!("invalid case: redact[{i}]: invalid regex: {e}"))?;
+        }
+        Ok(())
+    }
+
+    /// The case with every placeholder expanded (see [`Placeholders`]).
+    pub fn expanded(&self, p: &Placeholders) -> Case {
+        let mut c = self.clone();
+        c.args = c.args.iter().map(|a| p.expand(a)).collect();
+        c.env = c
+            .env
+            .iter()
+            .map(|(k, v)| (k.clone(), p.expand(v)))
+            .collect();
+        c.files = c.files.iter().map(|f| f.expanded(p)).collect();
+        c.stderr_contains = p.expand_strings(&c.stderr_contains);
+        c.stderr_not_contains = p.expand_strings(&c.stderr_not_contains);
+        if let Some(sf) = &mut c.expect_startup_failure {
+            sf.stderr_contains = p.expand_strings(&sf.stderr_contains);
+        }
+        for s in &mut c.steps {
+            s.expand(p);
+        }
+        c
+    }
+}
+
+impl FileSpec {
+    fn expanded(&self, p: &Placeholders) -> FileSpec {
+        let content = match &self.content {
+            FileContent::Text(t) => FileContent::Text(p.expand(t)),
+            FileContent::Repeat { text, count } => FileContent::Repeat {
+                text: p.expand(text),
+                count: *count,
+            },
+            FileContent::Symlink(t) => FileContent::Symlink(p.expand(t)),
+            other => other.clone(),
+        };
+        FileSpec {
+            path: p.expand(&self.path),
+            content,
+            mode: self.mode,
+            mtime: self.mtime,
+        }
+    }
+}

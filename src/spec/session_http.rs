@@ -1,0 +1,468 @@
+//! The HTTP steps of a running case (`http`, `http_initialize`, `http_call`): headers,
+//! requests on a fresh connection each, session ids, SSE and JSON bodies, transcripts.
+
+use std::collections::BTreeMap;
+use std::thread;
+use std::time::Duration;
+
+use serde_json::{Map, Value, json};
+
+use super::http::{self as client, Response};
+use super::matcher::check_http;
+use super::matcher::{check_notifications, check_response, quote, show};
+use super::model::{
+    DEFAULT_SESSION, Expect, HttpCallSpec, HttpInitSpec, HttpSpec, session_placeholder,
+};
+
+use super::runner::*;
+use super::session::*;
+
+impl Session {
+    // ---- HTTP steps -------------------------------------------------------------
+
+    /// Request headers: `Host`, the step's defaults, the MCP headers, then the case's
+    /// own (replacing any of the same name; `null` removes). Also returns the headers
+    /// recorded in the transcript: the MCP ones and the case's.
+    pub(crate) fn headers(
+        &self,
+        defaults: &[(&str, String)],
+        mcp: &[(&str, String)],
+        case: &BTreeMap<String, Option<String>>,
+    ) -> (Vec<(String, String)>, BTreeMap<String, String>) {
+        let mut h: Vec<(String, String)> =
+            vec![("Host".into(), self.addr.clone().unwrap_or_default())];
+        h.extend(defaults.iter().map(|(n, v)| (n.to_string(), v.clone())));
+        h.extend(mcp.iter().map(|(n, v)| (n.to_string(), v.clone())));
+        let mut recorded: BTreeMap<String, String> = mcp
+            .iter()
+            .map(|(n, v)| (n.to_ascii_lowercase(), v.clone()))
+            .collect();
+        for (n, v) in case {
+            h.retain(|(x, _)| !x.eq_ignore_ascii_case(n));
+            recorded.remove(&n.to_ascii_lowercase());
+            if let Some(v) = v {
+                h.push((n.clone(), v.clone()));
+                recorded.insert(n.to_ascii_lowercase(), v.clone());
+            }
+        }
+        (h, recorded)
+    }
+
+    /// Sends a request from a background thread (`wait: false`): recorded, never read.
+    pub(crate) fn send_in_background(
+        &mut self,
+        req: client::Request,
+        recorded_headers: BTreeMap<String, String>,
+        recorded_body: Option<Value>,
+        timeout: Duration,
+    ) -> Result<(), Fatal> {
+        let addr = self
+            .addr
+            .clone()
+            .ok_or_else(|| Fatal("the server's address is not known".into()))?;
+        self.record_request(&req, recorded_headers, recorded_body);
+        // Bounded by the timeout; the response (or error) is dropped.
+        thread::spawn(move || {
+            let _ = client::send(&addr, &req, timeout);
+        });
+        // Give the request a moment to reach the server before the next step.
+        thread::sleep(Duration::from_millis(50));
+        Ok(())
+    }
+
+    pub(crate) fn record_request(
+        &mut self,
+        req: &client::Request,
+        recorded_headers: BTreeMap<String, String>,
+        recorded_body: Option<Value>,
+    ) {
+        let mut sent = Map::new();
+        sent.insert("method".into(), json!(req.method));
+        sent.insert("path".into(), json!(req.path));
+        if !recorded_headers.is_empty() {
+            sent.insert("headers".into(), json!(recorded_headers));
+        }
+        if let Some(b) = recorded_body {
+            sent.insert(if b.is_string() { "body" } else { "json" }.into(), b);
+        }
+        if self.record {
+            self.transcript.push(json!({"->": sent}));
+        }
+    }
+
+    /// Sends one HTTP request, records it and its response.
+    pub(crate) fn exchange(
+        &mut self,
+        req: client::Request,
+        recorded_headers: BTreeMap<String, String>,
+        recorded_body: Option<Value>,
+        expect: Option<&Expect>,
+        timeout: Duration,
+    ) -> Result<Response, Fatal> {
+        let addr = self
+            .addr
+            .clone()
+            .ok_or_else(|| Fatal("the server's address is not known".into()))?;
+        self.record_request(&req, recorded_headers, recorded_body);
+        let resp = client::send(&addr, &req, timeout).map_err(|e| {
+            Fatal(format!(
+                "{} {}: {e}{}",
+                req.method,
+                req.path,
+                self.server.exit_note()
+            ))
+        })?;
+        if let Some(id) = resp.header("mcp-session-id")
+            && !self.seen_sessions.contains(&id)
+        {
+            self.seen_sessions.push(id);
+        }
+        if self.record {
+            let mut names: Vec<String> = RECORDED_RESPONSE_HEADERS
+                .iter()
+                .map(|s| s.to_string())
+                .collect();
+            if let Some(e) = expect {
+                names.extend(e.headers.keys().map(|k| k.to_ascii_lowercase()));
+            }
+            let mut headers = BTreeMap::new();
+            for (n, _) in &resp.headers {
+                if (names.contains(n) || n.starts_with("access-control-"))
+                    && let Some(v) = resp.header(n)
+                {
+                    headers.insert(n.clone(), v);
+                }
+            }
+            let mut got = Map::new();
+            got.insert("status".into(), json!(resp.status));
+            if !headers.is_empty() {
+                got.insert("headers".into(), json!(headers));
+            }
+            let messages = resp.messages();
+            if !messages.is_empty() {
+                got.insert("messages".into(), Value::Array(messages));
+            } else if !resp.body.is_empty() {
+                got.insert("body".into(), recorded_text(&resp.body));
+            }
+            self.transcript.push(json!({"<-": got}));
+        }
+        Ok(resp)
+    }
+
+    /// The HTTP checks of `expect`, or, without a `status` key, that the status is 2xx
+    /// (when `need_2xx`).
+    pub(crate) fn check_http_response(
+        expect: Option<&Expect>,
+        resp: &Response,
+        messages: &[Value],
+        need_2xx: bool,
+    ) -> Vec<String> {
+        let mut fails = Vec::new();
+        let explicit_status = expect.is_some_and(|e| e.status.is_some());
+        if need_2xx && !explicit_status && !(200..300).contains(&resp.status) {
+            fails.push(format!(
+                "expected a 2xx response, got {}; body: {}",
+                resp.status,
+                quote(&resp.body_text())
+            ));
+        }
+        if let Some(e) = expect {
+            fails.extend(check_http(
+                e,
+                resp.status,
+                &resp.headers,
+                &resp.body_text(),
+                messages,
+            ));
+        }
+        fails
+    }
+
+    pub(crate) fn save_session(
+        &mut self,
+        name: &str,
+        resp: &Response,
+        messages: &[Value],
+    ) -> Result<(), String> {
+        let Some(id) = resp.header("mcp-session-id") else {
+            return Err(format!(
+                "cannot save {}: the response (status {}) has no Mcp-Session-Id header",
+                session_placeholder(name),
+                resp.status
+            ));
+        };
+        let version = messages
+            .iter()
+            .find_map(|m| m.pointer("/result/protocolVersion").and_then(Value::as_str))
+            .unwrap_or(HTTP_INIT_VERSION)
+            .to_string();
+        self.sessions
+            .insert(name.to_string(), SavedSession { id, version });
+        Ok(())
+    }
+
+    pub(crate) fn http_step(
+        &mut self,
+        h: &HttpSpec,
+        expect: Option<&Expect>,
+        timeout: Duration,
+    ) -> Result<Vec<String>, Fatal> {
+        let mut defaults = Vec::new();
+        let (body, recorded_body) = if let Some(j) = &h.json {
+            defaults.push(("Content-Type", "application/json".to_string()));
+            defaults.push(("Accept", "application/json, text/event-stream".to_string()));
+            (j.to_string().into_bytes(), Some(j.clone()))
+        } else if let Some(b) = &h.body {
+            (b.clone().into_bytes(), Some(recorded_text(b.as_bytes())))
+        } else if let Some(r) = &h.body_repeat {
+            let n = usize::try_from(r.count).unwrap_or(usize::MAX);
+            let total = r.text.len().saturating_mul(n);
+            if total > 256 << 20 {
+                return Err(Fatal(format!(
+                    "body_repeat of {total} bytes is over the 256 MiB limit"
+                )));
+            }
+            let b = r.text.repeat(n).into_bytes();
+            let rec = recorded_text(&b);
+            (b, Some(rec))
+        } else {
+            (Vec::new(), None)
+        };
+        let (headers, recorded) = self.headers(&defaults, &[], &h.headers);
+        let req = client::Request {
+            method: h.method.clone(),
+            path: h.path.clone(),
+            headers,
+            body,
+        };
+        if !h.wait {
+            self.send_in_background(req, recorded, recorded_body, timeout)?;
+            return Ok(Vec::new());
+        }
+        let resp = self.exchange(req, recorded, recorded_body, expect, timeout)?;
+        let messages = resp.messages();
+        let mut fails = Self::check_http_response(expect, &resp, &messages, false);
+        if let Some(name) = expect
+            .and_then(|e| e.save_session.as_ref())
+            .and_then(|s| s.0.as_deref())
+            && let Err(e) = self.save_session(name, &resp, &messages)
+        {
+            fails.push(e);
+        }
+        Ok(fails)
+    }
+
+    pub(crate) fn http_initialize(
+        &mut self,
+        i: &HttpInitSpec,
+        expect: Option<&Expect>,
+        timeout: Duration,
+    ) -> Result<Vec<String>, Fatal> {
+        let mut params = default_initialize_params();
+        if let (Value::Object(base), Some(Value::Object(over))) = (&mut params, &i.params) {
+            for (k, v) in over {
+                if v.is_null() {
+                    base.remove(k);
+                } else {
+                    base.insert(k.clone(), v.clone());
+                }
+            }
+        }
+        let id = self.alloc_id();
+        let msg = json!({"jsonrpc": "2.0", "id": id, "method": "initialize", "params": params});
+        let defaults = [
+            ("Content-Type", "application/json".to_string()),
+            ("Accept", "application/json, text/event-stream".to_string()),
+        ];
+        let (headers, recorded) = self.headers(&defaults, &[], &i.headers);
+        let req = client::Request {
+            method: "POST".into(),
+            path: "/mcp".into(),
+            headers,
+            body: msg.to_string().into_bytes(),
+        };
+        let resp = self.exchange(req, recorded, Some(msg), expect, timeout)?;
+        let messages = resp.messages();
+        let mut fails = Self::check_http_response(expect, &resp, &messages, true);
+        let response = find_response(&messages, &id);
+        match (response, expect) {
+            (Some((_, r)), Some(e)) => fails.extend(check_response(e, r, false)),
+            (Some((_, r)), None) => {
+                if let Some(err) = r.get("error") {
+                    fails.push(format!("unexpected JSON-RPC error: {}", show(err)));
+                }
+            }
+            (None, _) => {
+                if (200..300).contains(&resp.status) || expect.is_some_and(Expect::wants_jsonrpc) {
+                    fails.push(format!(
+                        "no JSON-RPC response with id {id} in the body: {}",
+                        quote(&resp.body_text())
+                    ));
+                }
+            }
+        }
+        let ok = response.is_some_and(|(_, r)| r.get("result").is_some());
+        if !ok {
+            return Ok(fails);
+        }
+        let name = match &i.save_session {
+            None => Some(DEFAULT_SESSION.to_string()),
+            Some(s) => s.0.clone(),
+        };
+        let session = resp.header("mcp-session-id");
+        if let Some(name) = &name
+            && let Err(e) = self.save_session(name, &resp, &messages)
+        {
+            fails.push(e);
+        }
+        // notifications/initialized, in the new session.
+        let version = messages
+            .iter()
+            .find_map(|m| m.pointer("/result/protocolVersion").and_then(Value::as_str))
+            .unwrap_or(HTTP_INIT_VERSION)
+            .to_string();
+        let note = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        let mut mcp = vec![("MCP-Protocol-Version", version)];
+        if let Some(s) = session {
+            mcp.insert(0, ("Mcp-Session-Id", s));
+        }
+        let (headers, recorded) = self.headers(&defaults, &mcp, &i.headers);
+        let req = client::Request {
+            method: "POST".into(),
+            path: "/mcp".into(),
+            headers,
+            body: note.to_string().into_bytes(),
+        };
+        let r2 = self.exchange(req, recorded, Some(note), None, timeout)?;
+        if !(200..300).contains(&r2.status) {
+            fails.push(format!(
+                "notifications/initialized got HTTP {}: {}",
+                r2.status,
+                quote(&r2.body_text())
+            ));
+        }
+        Ok(fails)
+    }
+
+    pub(crate) fn http_call(
+        &mut self,
+        c: &HttpCallSpec,
+        expect: Option<&Expect>,
+        timeout: Duration,
+    ) -> Result<Vec<String>, Fatal> {
+        let mut params = Map::new();
+        params.insert("name".into(), json!(c.tool));
+        if let Some(a) = &c.args {
+            params.insert("arguments".into(), a.clone());
+        }
+        let mut meta = match &c.meta {
+            Some(Value::Object(m)) => m.clone(),
+            _ => Map::new(),
+        };
+        let mut mcp: Vec<(&str, String)> = Vec::new();
+        if c.stateless {
+            let mut m = Map::new();
+            m.insert(
+                "io.modelcontextprotocol/protocolVersion".into(),
+                json!(STATELESS_VERSION),
+            );
+            m.insert(
+                "io.modelcontextprotocol/clientCapabilities".into(),
+                json!({}),
+            );
+            m.extend(meta);
+            meta = m;
+            mcp.push(("MCP-Protocol-Version", STATELESS_VERSION.into()));
+            mcp.push(("Mcp-Method", "tools/call".into()));
+            mcp.push(("Mcp-Name", c.tool.clone()));
+        } else {
+            let name = c.session.as_deref().unwrap_or(DEFAULT_SESSION);
+            let Some(s) = self.sessions.get(name) else {
+                return Err(Fatal(format!(
+                    "{} is not saved ({})",
+                    session_placeholder(name),
+                    self.saved_names()
+                )));
+            };
+            mcp.push(("Mcp-Session-Id", s.id.clone()));
+            mcp.push(("MCP-Protocol-Version", s.version.clone()));
+        }
+        if !meta.is_empty() || c.meta.is_some() {
+            params.insert("_meta".into(), Value::Object(meta));
+        }
+        let id = match &c.id {
+            Some(id) => id.clone(),
+            None => self.alloc_id(),
+        };
+        let msg = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params});
+        let defaults = [
+            ("Content-Type", "application/json".to_string()),
+            ("Accept", "application/json, text/event-stream".to_string()),
+        ];
+        let (headers, recorded) = self.headers(&defaults, &mcp, &c.headers);
+        let req = client::Request {
+            method: "POST".into(),
+            path: "/mcp".into(),
+            headers,
+            body: msg.to_string().into_bytes(),
+        };
+        if !c.wait {
+            self.send_in_background(req, recorded, Some(msg), timeout)?;
+            return Ok(Vec::new());
+        }
+        let resp = self.exchange(req, recorded, Some(msg), expect, timeout)?;
+        let messages = resp.messages();
+        let mut fails = Self::check_http_response(expect, &resp, &messages, true);
+        match find_response(&messages, &id) {
+            Some((at, r)) => {
+                // What the server sent on this response before the result.
+                self.seen = messages[..at]
+                    .iter()
+                    .filter(|m| m.get("method").is_some())
+                    .cloned()
+                    .collect();
+                match expect {
+                    Some(e) => {
+                        fails.extend(check_response(e, r, true));
+                        if !e.notifications.is_empty() {
+                            fails.extend(check_notifications(&e.notifications, &self.seen));
+                        }
+                    }
+                    None => {
+                        if let Some(err) = r.get("error") {
+                            fails.push(format!("unexpected JSON-RPC error: {}", show(err)));
+                        }
+                    }
+                }
+            }
+            None => {
+                if (200..300).contains(&resp.status) || expect.is_some_and(Expect::wants_jsonrpc) {
+                    fails.push(format!(
+                        "no JSON-RPC response with id {id} in the body (HTTP {}): {}",
+                        resp.status,
+                        quote(&resp.body_text())
+                    ));
+                }
+            }
+        }
+        Ok(fails)
+    }
+}
+
+/// The JSON-RPC response with `id` among `messages` (not a request or notification),
+/// with its position.
+pub(crate) fn find_response<'a>(messages: &'a [Value], id: &Value) -> Option<(usize, &'a Value)> {
+    messages
+        .iter()
+        .enumerate()
+        .find(|(_, m)| m.get("method").is_none() && m.get("id") == Some(id))
+}
+
+/// A body for the transcript: the text, or `<N bytes>` when long.
+pub(crate) fn recorded_text(b: &[u8]) -> Value {
+    if b.len() > RECORDED_BODY_MAX {
+        json!(format!("<{} bytes>", b.len()))
+    } else {
+        json!(String::from_utf8_lossy(b))
+    }
+}
