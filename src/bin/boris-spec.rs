@@ -2,13 +2,16 @@
 //! streamable HTTP for `transport: http` cases).
 //!
 //! ```text
-//! boris-spec run --server 'target/debug/boris --transport stdio' [spec/…] [--junit FILE]
+//! boris-spec run --server 'target/debug/boris --transport stdio' [view protocol/ping.yaml …]
+//!                [--spec DIR] [--add-spec DIR]… [--junit FILE]
 //!                [--only TAG]… [--skip TAG]… [--timeout-ms N] [--jobs N]
 //!                [--http-args '--transport http --port 0'] [--http-addr-regex REGEX]
 //! ```
 //! One line per case (`PASS path`, `FAIL path: reason` + indented further reasons,
 //! `SKIP path`), then `N passed, N failed[, N skipped]`. Exit code 1 if any case failed,
-//! 2 on usage errors. `boris-spec check [paths…]` only validates case files.
+//! 2 on usage errors. `boris-spec check [paths…]` only validates case files. The suite
+//! is built into the binary: no checkout is needed (`--spec DIR` runs your own cases
+//! instead, `--add-spec DIR` adds them).
 //!
 //! ```text
 //! boris-spec bench --server CMD --call TOOL JSON [-n N] [-c C] [--warmup W]
@@ -47,11 +50,42 @@ enum Cmd {
     /// errors, peak RSS.
     Bench(BenchArgs),
     /// Only load and validate case files (no server): reports every invalid case.
-    Check {
-        /// Case files or directories (searched recursively for *.yaml).
-        #[arg(default_value = "spec")]
-        paths: Vec<PathBuf>,
-    },
+    Check(SuiteArgs),
+}
+
+/// Which cases: the suite built into this binary, or a directory of your own, plus
+/// more directories, narrowed by selectors.
+#[derive(clap::Args)]
+struct SuiteArgs {
+    /// Case files or directories on disk, or parts of the suite by their path under
+    /// `spec/` (`view`, `protocol/ping.yaml`). Default: the whole suite.
+    paths: Vec<PathBuf>,
+    /// Use the cases under DIR instead of the suite built into boris-spec.
+    #[arg(long, value_name = "DIR")]
+    spec: Option<PathBuf>,
+    /// Add the cases under DIR (repeatable); one at the same path under DIR as a case
+    /// of the suite replaces it.
+    #[arg(long = "add-spec", value_name = "DIR")]
+    add_spec: Vec<PathBuf>,
+}
+
+impl SuiteArgs {
+    fn cases(&self) -> Result<Vec<spec::CaseFile>, String> {
+        let base = match &self.spec {
+            Some(dir) => {
+                if !dir.is_dir() {
+                    return Err(format!("--spec {}: not a directory", dir.display()));
+                }
+                spec::disk_cases(dir)?
+            }
+            None => spec::embedded_cases(),
+        };
+        let cases = spec::select_cases(base, &self.add_spec, &self.paths)?;
+        if cases.is_empty() {
+            return Err("no cases to run".into());
+        }
+        Ok(cases)
+    }
 }
 
 #[derive(clap::Args)]
@@ -61,9 +95,8 @@ struct RunArgs {
     /// current directory). HTTP cases append --http-args to it.
     #[arg(long)]
     server: String,
-    /// Case files or directories (searched recursively for *.yaml).
-    #[arg(default_value = "spec")]
-    paths: Vec<PathBuf>,
+    #[command(flatten)]
+    suite: SuiteArgs,
     /// Write JUnit XML to this file.
     #[arg(long, value_name = "FILE")]
     junit: Option<PathBuf>,
@@ -126,12 +159,12 @@ fn main() -> ExitCode {
     match Cli::parse().command {
         Cmd::Run(args) => run(args),
         Cmd::Bench(args) => bench(args),
-        Cmd::Check { paths } => check(&paths),
+        Cmd::Check(suite) => check(&suite),
     }
 }
 
-fn check(paths: &[PathBuf]) -> ExitCode {
-    let files = match spec::discover(paths) {
+fn check(suite: &SuiteArgs) -> ExitCode {
+    let files = match suite.cases() {
         Ok(p) => p,
         Err(e) => {
             eprintln!("boris-spec: {e}");
@@ -140,9 +173,9 @@ fn check(paths: &[PathBuf]) -> ExitCode {
     };
     let mut bad = 0;
     for f in &files {
-        if let Err(e) = spec::load_case(f) {
+        if let Err(e) = f.load() {
             bad += 1;
-            println!("INVALID {}: {e}", f.display());
+            println!("INVALID {}: {e}", f.path.display());
         }
     }
     println!("{} valid, {bad} invalid", files.len() - bad);
@@ -161,18 +194,13 @@ fn run(args: RunArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let paths = match spec::discover(&args.paths) {
-        Ok(p) => p,
+    let cases = match args.suite.cases() {
+        Ok(c) => c,
         Err(e) => {
             eprintln!("boris-spec: {e}");
             return ExitCode::from(2);
         }
     };
-    if paths.is_empty() {
-        let shown: Vec<String> = args.paths.iter().map(|p| p.display().to_string()).collect();
-        eprintln!("boris-spec: no *.yaml cases under {}", shown.join(", "));
-        return ExitCode::from(2);
-    }
     if let Err(e) = regex::Regex::new(&args.http_addr_regex) {
         eprintln!("boris-spec: --http-addr-regex: {e}");
         return ExitCode::from(2);
@@ -184,7 +212,7 @@ fn run(args: RunArgs) -> ExitCode {
     opts.only = args.only;
     opts.skip = args.skip;
 
-    let outcomes = spec::run_paths(&paths, &opts, args.jobs, print_outcome);
+    let outcomes = spec::run_files(&cases, &opts, args.jobs, print_outcome);
 
     let passed = outcomes.iter().filter(|o| o.passed && !o.skipped).count();
     let failed = outcomes.iter().filter(|o| !o.passed).count();

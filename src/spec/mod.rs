@@ -34,6 +34,121 @@ pub mod teardown;
 use std::path::{Path, PathBuf};
 
 pub use model::{Case, load_case, parse_case};
+
+mod embedded {
+    include!(concat!(env!("OUT_DIR"), "/embedded_spec.rs"));
+}
+
+/// One case to run: the path it is shown (and reported, and snapshotted) under, and,
+/// for a case built into the binary, its text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CaseFile {
+    /// A real file, or for an embedded case `spec/<path under spec/>`.
+    pub path: PathBuf,
+    /// Path relative to the suite's root (`view/missing_file.yaml`): what selectors and
+    /// `--add-spec` overrides match.
+    pub rel: PathBuf,
+    embedded: Option<&'static str>,
+}
+
+impl CaseFile {
+    /// A case file on disk, `rel` to its suite's root.
+    pub fn disk(path: PathBuf, rel: PathBuf) -> Self {
+        CaseFile {
+            path,
+            rel,
+            embedded: None,
+        }
+    }
+
+    pub fn load(&self) -> Result<Case, String> {
+        match self.embedded {
+            Some(text) => {
+                let mut case = parse_case(text)?;
+                case.path = self.path.clone();
+                Ok(case)
+            }
+            None => load_case(&self.path),
+        }
+    }
+}
+
+/// The suite built into this binary (the `spec/` directory it was built from), in
+/// sorted path order.
+pub fn embedded_cases() -> Vec<CaseFile> {
+    embedded::CASES
+        .iter()
+        .map(|(rel, text)| CaseFile {
+            path: Path::new("spec").join(rel),
+            rel: PathBuf::from(rel),
+            embedded: Some(text),
+        })
+        .collect()
+}
+
+/// The cases of a directory on disk, `rel` to it.
+pub fn disk_cases(dir: &Path) -> Result<Vec<CaseFile>, String> {
+    Ok(discover(&[dir.to_path_buf()])?
+        .into_iter()
+        .map(|p| {
+            let rel = p.strip_prefix(dir).unwrap_or(&p).to_path_buf();
+            CaseFile::disk(p, rel)
+        })
+        .collect())
+}
+
+/// The cases to run: `base` (the embedded suite, or a `--spec` directory), with each
+/// `extra` directory's cases added (replacing a base case at the same relative path),
+/// narrowed by `selectors`. A selector that exists on disk is read from disk (a case
+/// file or a directory of them); any other selects the cases whose relative path starts
+/// with it (`view`, `view/missing_file.yaml`, `spec/protocol`). A selector that matches
+/// nothing is an error.
+pub fn select_cases(
+    base: Vec<CaseFile>,
+    extra: &[PathBuf],
+    selectors: &[PathBuf],
+) -> Result<Vec<CaseFile>, String> {
+    let mut set: std::collections::BTreeMap<PathBuf, CaseFile> =
+        base.into_iter().map(|c| (c.rel.clone(), c)).collect();
+    for dir in extra {
+        for c in disk_cases(dir)? {
+            set.insert(c.rel.clone(), c);
+        }
+    }
+    if selectors.is_empty() {
+        return Ok(set.into_values().collect());
+    }
+    let mut out: Vec<CaseFile> = Vec::new();
+    for sel in selectors {
+        if sel.exists() {
+            let meta = std::fs::metadata(sel).map_err(|e| format!("{}: {e}", sel.display()))?;
+            let found = if meta.is_dir() {
+                disk_cases(sel)?
+            } else {
+                let rel = PathBuf::from(sel.file_name().unwrap_or_default());
+                vec![CaseFile::disk(sel.clone(), rel)]
+            };
+            out.extend(found);
+            continue;
+        }
+        let wanted = sel.strip_prefix("spec").unwrap_or(sel);
+        let before = out.len();
+        out.extend(
+            set.values()
+                .filter(|c| wanted.as_os_str().is_empty() || c.rel.starts_with(wanted))
+                .cloned(),
+        );
+        if out.len() == before {
+            return Err(format!(
+                "{}: no such file, and no case of the suite under it",
+                sel.display()
+            ));
+        }
+    }
+    let mut seen = std::collections::HashSet::new();
+    out.retain(|c| seen.insert(c.path.clone()));
+    Ok(out)
+}
 pub use normalise::{Normaliser, normalise};
 pub use runner::{CaseOutcome, RunOptions, run_case, shell_quote};
 
@@ -71,19 +186,33 @@ pub fn discover(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
     Ok(out)
 }
 
-/// Loads and runs one case file; a file that does not load is a failed outcome.
-pub fn run_path(path: &Path, opts: &RunOptions) -> CaseOutcome {
-    match load_case(path) {
+/// Loads and runs one case; a case that does not load is a failed outcome.
+pub fn run_file(file: &CaseFile, opts: &RunOptions) -> CaseOutcome {
+    match file.load() {
         Ok(case) => run_case(&case, opts),
-        Err(e) => CaseOutcome::error(path, e),
+        Err(e) => CaseOutcome::error(&file.path, e),
     }
 }
 
-/// Runs case files on `jobs` threads (at least 1). `on_done` is called on the calling
-/// thread for each outcome, in the order of `paths`, as soon as it and every earlier
-/// one are known. Returns every outcome, in the order of `paths`.
+/// [`run_files`] for case files on disk.
 pub fn run_paths(
     paths: &[PathBuf],
+    opts: &RunOptions,
+    jobs: usize,
+    on_done: impl FnMut(&CaseOutcome),
+) -> Vec<CaseOutcome> {
+    let files: Vec<CaseFile> = paths
+        .iter()
+        .map(|p| CaseFile::disk(p.clone(), p.clone()))
+        .collect();
+    run_files(&files, opts, jobs, on_done)
+}
+
+/// Runs cases on `jobs` threads (at least 1). `on_done` is called on the calling
+/// thread for each outcome, in the order of `files`, as soon as it and every earlier
+/// one are known. Returns every outcome, in the order of `files`.
+pub fn run_files(
+    paths: &[CaseFile],
     opts: &RunOptions,
     jobs: usize,
     mut on_done: impl FnMut(&CaseOutcome),
@@ -104,13 +233,13 @@ pub fn run_paths(
                     let i = next.fetch_add(1, Ordering::SeqCst);
                     let Some(path) = paths.get(i) else { break };
                     let outcome =
-                        std::panic::catch_unwind(|| run_path(path, opts)).unwrap_or_else(|p| {
+                        std::panic::catch_unwind(|| run_file(path, opts)).unwrap_or_else(|p| {
                             let msg = p
                                 .downcast_ref::<&str>()
                                 .map(|s| s.to_string())
                                 .or_else(|| p.downcast_ref::<String>().cloned())
                                 .unwrap_or_else(|| "unknown panic".into());
-                            CaseOutcome::error(path, format!("harness panicked: {msg}"))
+                            CaseOutcome::error(&path.path, format!("harness panicked: {msg}"))
                         });
                     if tx.send((i, outcome)).is_err() {
                         break;
@@ -130,7 +259,7 @@ pub fn run_paths(
     results
         .into_iter()
         .zip(paths)
-        .map(|(r, p)| r.unwrap_or_else(|| CaseOutcome::error(p, "case did not run".into())))
+        .map(|(r, p)| r.unwrap_or_else(|| CaseOutcome::error(&p.path, "case did not run".into())))
         .collect()
 }
 
@@ -214,6 +343,44 @@ mod tests {
         ] {
             assert_eq!(resolve_server_command(keep, d), keep);
         }
+    }
+
+    #[test]
+    fn the_suite_is_embedded_and_selectable() {
+        let all = embedded_cases();
+        assert!(all.len() > 300, "{}", all.len());
+        assert!(
+            all.iter()
+                .all(|c| c.path.starts_with("spec") && c.load().is_ok())
+        );
+        let view = select_cases(all.clone(), &[], &[PathBuf::from("view")]).unwrap();
+        assert!(!view.is_empty() && view.iter().all(|c| c.rel.starts_with("view")));
+        // `spec/view` exists in the checkout the test runs in: read from disk, same cases.
+        let same = select_cases(all.clone(), &[], &[PathBuf::from("spec/view")]).unwrap();
+        let paths = |v: &[CaseFile]| v.iter().map(|c| c.path.clone()).collect::<Vec<_>>();
+        assert_eq!(paths(&view), paths(&same));
+        assert!(same.iter().all(|c| c.embedded.is_none()));
+        assert!(select_cases(all.clone(), &[], &[PathBuf::from("no-such-capability")]).is_err());
+        // An added directory replaces a case at the same relative path and adds others.
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("protocol")).unwrap();
+        std::fs::write(
+            dir.path().join("protocol/ping.yaml"),
+            "source: mine\nsteps:\n  - request: {method: ping}\n",
+        )
+        .unwrap();
+        std::fs::write(
+            dir.path().join("extra.yaml"),
+            "source: mine\nsteps:\n  - request: {method: ping}\n",
+        )
+        .unwrap();
+        let merged = select_cases(all.clone(), &[dir.path().to_path_buf()], &[]).unwrap();
+        assert_eq!(merged.len(), all.len() + 1);
+        let ping = merged
+            .iter()
+            .find(|c| c.rel == Path::new("protocol/ping.yaml"))
+            .unwrap();
+        assert_eq!(ping.load().unwrap().source, "mine");
     }
 
     #[test]

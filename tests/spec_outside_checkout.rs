@@ -1,0 +1,54 @@
+//! `boris-spec` carries its suite (issue 13): run from an empty directory, with no
+//! `spec/` anywhere near, it still finds and runs the cases it was built with, and
+//! `--spec DIR` runs a directory of one's own instead.
+
+use std::process::Command;
+
+const SPEC: &str = env!("CARGO_BIN_EXE_boris-spec");
+const BORIS: &str = env!("CARGO_BIN_EXE_boris");
+
+fn boris_spec(dir: &std::path::Path, args: &[&str]) -> (bool, String) {
+    let server = format!("'{BORIS}' --transport stdio");
+    let out = Command::new(SPEC)
+        .arg("run")
+        .args(["--server", &server])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("run boris-spec");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
+}
+
+#[test]
+fn the_built_in_suite_runs_from_an_empty_directory() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (ok, out) = boris_spec(dir.path(), &["protocol/ping.yaml", "robustness"]);
+    assert!(ok, "{out}");
+    assert!(out.contains("PASS spec/protocol/ping.yaml"), "{out}");
+    assert!(
+        out.lines().any(|l| l.ends_with(" passed, 0 failed")),
+        "{out}"
+    );
+    // A selector that names nothing is a usage error, not an empty success.
+    let (ok, _) = boris_spec(dir.path(), &["no-such-part"]);
+    assert!(!ok);
+}
+
+#[test]
+fn spec_dir_replaces_the_suite() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mine = dir.path().join("mine");
+    std::fs::create_dir(&mine).expect("mkdir");
+    std::fs::write(
+        mine.join("pong.yaml"),
+        "source: mine\nsteps:\n  - request: {method: ping}\n    expect: {match: {result: {}}}\n",
+    )
+    .expect("write case");
+    let (ok, out) = boris_spec(dir.path(), &["--spec", "mine"]);
+    assert!(ok, "{out}");
+    assert!(out.contains("PASS mine/pong.yaml"), "{out}");
+    assert!(out.contains("1 passed, 0 failed"), "{out}");
+}
