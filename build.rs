@@ -1,4 +1,4 @@
-//! Embeds the spec suite in the library, so that an installed `boris-spec` carries the
+//! Embeds the spec suite and its adapters (`spec/adapters/*.yaml`) in the library, so that an installed `boris-spec` carries the
 //! whole suite (`boris-spec run` needs no checkout): every `spec/**/*.yaml` becomes an
 //! `include_str!` entry of `$OUT_DIR/embedded_spec.rs`. `include_str!` makes rustc
 //! track each file's content; the directory itself is watched for added and removed
@@ -14,6 +14,10 @@ fn main() {
     let mut files = Vec::new();
     walk(&spec, &mut files);
     files.sort();
+    let adapters_dir = spec.join("adapters");
+    let (adapters, files): (Vec<PathBuf>, Vec<PathBuf>) = files
+        .into_iter()
+        .partition(|f| f.starts_with(&adapters_dir));
     let mut out = String::from(
         "/// Every case of the suite: its path relative to `spec/`, and its text.\n\
          pub static CASES: &[(&str, &str)] = &[\n",
@@ -31,6 +35,23 @@ fn main() {
     let dest =
         PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets it")).join("embedded_spec.rs");
     std::fs::write(dest, out).expect("write embedded_spec.rs");
+
+    let mut out = String::from(
+        "/// The built-in adapters (`spec/adapters/<name>.yaml`): name and text.\n\
+         pub static ADAPTERS: &[(&str, &str)] = &[\n",
+    );
+    for f in &adapters {
+        let name = f.file_stem().expect("a file name").to_string_lossy();
+        let _ = writeln!(
+            out,
+            "    ({name:?}, include_str!({:?})),",
+            f.to_string_lossy()
+        );
+    }
+    out.push_str("];\n");
+    let dest = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets it"))
+        .join("embedded_adapters.rs");
+    std::fs::write(dest, out).expect("write embedded_adapters.rs");
 }
 
 fn walk(dir: &Path, out: &mut Vec<PathBuf>) {

@@ -97,6 +97,11 @@ struct RunArgs {
     server: String,
     #[command(flatten)]
     suite: SuiteArgs,
+    /// How the server spells each capability: a built-in adapter (boris,
+    /// boris-anthropic-compat, boris-pipe, server-filesystem, desktop-commander,
+    /// litecode) or an adapter file. Cases it cannot run are reported as unsupported.
+    #[arg(long, value_name = "NAME|FILE", default_value = "boris")]
+    adapter: String,
     /// Write JUnit XML to this file.
     #[arg(long, value_name = "FILE")]
     junit: Option<PathBuf>,
@@ -201,6 +206,13 @@ fn run(args: RunArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    let adapter = match boris::spec::adapter::Adapter::find(&args.adapter) {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("boris-spec: --adapter: {e}");
+            return ExitCode::from(2);
+        }
+    };
     if let Err(e) = regex::Regex::new(&args.http_addr_regex) {
         eprintln!("boris-spec: --http-addr-regex: {e}");
         return ExitCode::from(2);
@@ -211,12 +223,20 @@ fn run(args: RunArgs) -> ExitCode {
     opts.default_timeout = Duration::from_millis(args.timeout_ms);
     opts.only = args.only;
     opts.skip = args.skip;
+    opts.adapter = adapter;
 
     let outcomes = spec::run_files(&cases, &opts, args.jobs, print_outcome);
 
     let passed = outcomes.iter().filter(|o| o.passed && !o.skipped).count();
     let failed = outcomes.iter().filter(|o| !o.passed).count();
     let skipped = outcomes.iter().filter(|o| o.skipped).count();
+    let unsupported = outcomes.iter().filter(|o| o.unsupported.is_some()).count();
+    if unsupported > 0 {
+        println!(
+            "{unsupported} not supported by the {} adapter (counted as skipped)",
+            opts.adapter.name
+        );
+    }
     if skipped > 0 {
         println!("{passed} passed, {failed} failed, {skipped} skipped");
     } else {
@@ -312,7 +332,9 @@ fn bench(args: BenchArgs) -> ExitCode {
 
 fn print_outcome(o: &CaseOutcome) {
     let path = o.path.display();
-    if o.skipped {
+    if let Some(reason) = &o.unsupported {
+        println!("UNSUPPORTED {path}: {reason}");
+    } else if o.skipped {
         println!("SKIP {path}");
     } else if o.passed {
         println!("PASS {path}");

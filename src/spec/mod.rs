@@ -18,6 +18,7 @@
 //! - [`fixtures`]: files created before a case and checked after;
 //! - [`bench`]: `boris-spec bench`, latency of one tool call against a stdio server.
 
+pub mod adapter;
 pub mod bench;
 pub mod fixtures;
 pub mod http;
@@ -164,7 +165,8 @@ pub fn discover(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
             let ft = e
                 .file_type()
                 .map_err(|e| format!("cannot stat {}: {e}", p.display()))?;
-            if ft.is_dir() {
+            // `adapters/` holds the suite's adapters, not cases.
+            if ft.is_dir() && e.file_name() != "adapters" {
                 walk(&p, out)?;
             } else if p.extension().is_some_and(|x| x == "yaml") {
                 out.push(p);

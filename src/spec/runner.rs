@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+use super::adapter::Adapter;
 use super::fixtures::{create_files, make_removable};
 use super::model::{Case, CaseTransport, DEFAULT_TIMEOUT_MS, Placeholders};
 use super::normalise::Normaliser;
@@ -45,6 +46,8 @@ pub struct RunOptions {
     pub only: Vec<String>,
     /// Skip cases with any of these tags.
     pub skip: Vec<String>,
+    /// How the server spells each capability (default: Boris's own).
+    pub adapter: Adapter,
 }
 
 impl RunOptions {
@@ -57,6 +60,7 @@ impl RunOptions {
             exit_timeout: Duration::from_secs(5),
             only: Vec::new(),
             skip: Vec::new(),
+            adapter: Adapter::boris(),
         }
     }
 }
@@ -67,6 +71,8 @@ pub struct CaseOutcome {
     pub path: PathBuf,
     pub passed: bool,
     pub skipped: bool,
+    /// The adapter cannot run this case, and why (the case counts as skipped).
+    pub unsupported: Option<String>,
     /// Every failure, first one first. The last entry of a failed case is the tail of
     /// the server's stderr.
     pub failures: Vec<String>,
@@ -88,6 +94,7 @@ impl CaseOutcome {
             path: path.to_path_buf(),
             passed: false,
             skipped: false,
+            unsupported: None,
             failures: vec![message],
             transcript: Value::Array(Vec::new()),
             stderr: String::new(),
@@ -141,6 +148,16 @@ pub fn run_case(case: &Case, opts: &RunOptions) -> CaseOutcome {
         outcome.passed = true;
         return outcome;
     }
+    let adapted = match opts.adapter.adapt(case) {
+        Ok(c) => c,
+        Err(reason) => {
+            outcome.skipped = true;
+            outcome.passed = true;
+            outcome.unsupported = Some(reason);
+            return outcome;
+        }
+    };
+    let case = &adapted;
 
     let tmp = match tempfile::Builder::new().prefix("boris-spec-").tempdir() {
         Ok(t) => t,

@@ -442,6 +442,11 @@ impl Session {
         // (response, text checks apply to content text)
         let mut response: Option<(Value, bool)> = None;
         match &step.action {
+            Action::Do { capability, .. } => {
+                return Err(Fatal(format!(
+                    "`do: {capability}` reached the runner unadapted (a harness bug)"
+                )));
+            }
             Action::Initialize { params } => {
                 let mut merged = default_initialize_params();
                 if let (Value::Object(base), Value::Object(over)) = (&mut merged, params) {

@@ -159,6 +159,57 @@ impl Expect {
         k
     }
 
+    /// This expectation and `more` together: a key set in `more` wins over the same
+    /// single-valued key here; lists (`contains`, `regex`, `notifications`, …) add up.
+    pub fn merged(&self, more: &Expect) -> Expect {
+        fn join(a: &Strings, b: &Strings) -> Strings {
+            Strings(a.0.iter().chain(&b.0).cloned().collect())
+        }
+        let mut headers = self.headers.clone();
+        headers.extend(more.headers.clone());
+        Expect {
+            is_error: more.is_error.or(self.is_error),
+            code: more.code.clone().or_else(|| self.code.clone()),
+            text: more.text.clone().or_else(|| self.text.clone()),
+            contains: join(&self.contains, &more.contains),
+            not_contains: join(&self.not_contains, &more.not_contains),
+            regex: join(&self.regex, &more.regex),
+            content_types: more
+                .content_types
+                .clone()
+                .or_else(|| self.content_types.clone()),
+            jsonrpc_error: more.jsonrpc_error.or(self.jsonrpc_error),
+            match_: more.match_.clone().or_else(|| self.match_.clone()),
+            notifications: self
+                .notifications
+                .iter()
+                .chain(&more.notifications)
+                .cloned()
+                .collect(),
+            status: more.status.or(self.status),
+            headers,
+            headers_absent: self
+                .headers_absent
+                .iter()
+                .chain(&more.headers_absent)
+                .cloned()
+                .collect(),
+            messages: self
+                .messages
+                .iter()
+                .chain(&more.messages)
+                .cloned()
+                .collect(),
+            body: more.body.clone().or_else(|| self.body.clone()),
+            body_contains: join(&self.body_contains, &more.body_contains),
+            body_not_contains: join(&self.body_not_contains, &more.body_not_contains),
+            save_session: more
+                .save_session
+                .clone()
+                .or_else(|| self.save_session.clone()),
+        }
+    }
+
     /// Whether any key needs a JSON-RPC response to check.
     pub fn wants_jsonrpc(&self) -> bool {
         !self.jsonrpc_keys().is_empty()

@@ -25,6 +25,12 @@ impl Step {
         };
         match &mut self.action {
             Action::Initialize { params } => *params = p.expand_value(params),
+            Action::Do { with, id, .. } => {
+                for v in with.values_mut() {
+                    *v = p.expand_value(v);
+                }
+                ev(id);
+            }
             Action::Call {
                 name,
                 args,

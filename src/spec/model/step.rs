@@ -15,6 +15,9 @@ use super::*;
 pub struct Step {
     pub action: Action,
     pub expect: Option<Expect>,
+    /// Expectations checked only under a profile (`boris`, `boris_compat`,
+    /// `boris_pipe`): merged into `expect` by an adapter that claims the profile.
+    pub profiles: BTreeMap<String, Expect>,
     /// Per-step override of the wait timeout.
     pub timeout_ms: Option<u64>,
 }
@@ -24,6 +27,15 @@ pub enum Action {
     /// Explicit initialize (params merged over the defaults), then `notifications/initialized`.
     Initialize {
         params: Value,
+    },
+    /// A capability (`read_file`, `replace`, `run`, …) with its portable arguments:
+    /// an adapter turns it into the server's own `tools/call` (see `spec::adapter`)
+    /// and adds the expectations of the profiles it satisfies.
+    Do {
+        capability: String,
+        with: serde_json::Map<String, Value>,
+        id: Option<Value>,
+        wait: bool,
     },
     /// `tools/call`.
     Call {
@@ -178,6 +190,7 @@ impl Action {
     pub fn kind(&self) -> &'static str {
         match self {
             Action::Initialize { .. } => "initialize",
+            Action::Do { .. } => "do",
             Action::Call { .. } => "call",
             Action::Request { .. } => "request",
             Action::Send { .. } => "send",
@@ -199,6 +212,7 @@ impl Action {
     pub fn label(&self) -> String {
         match self {
             Action::Initialize { .. } => "initialize".into(),
+            Action::Do { capability, .. } => format!("do {capability}"),
             Action::Call { name, .. } => format!("call {name}"),
             Action::Request { method, .. } => format!("request {method}"),
             Action::Send { .. } => "send".into(),
@@ -241,6 +255,15 @@ pub(crate) enum OneOrManyFiles {
 pub(crate) struct RawStep {
     #[serde(default, deserialize_with = "present_value")]
     initialize: Option<Value>,
+    #[serde(rename = "do")]
+    do_: Option<String>,
+    with: Option<serde_json::Map<String, Value>>,
+    #[serde(default, deserialize_with = "present_or_default")]
+    boris: Option<Expect>,
+    #[serde(default, deserialize_with = "present_or_default")]
+    boris_compat: Option<Expect>,
+    #[serde(default, deserialize_with = "present_or_default")]
+    boris_pipe: Option<Expect>,
     call: Option<String>,
     #[serde(default, deserialize_with = "present_value")]
     args: Option<Value>,
@@ -270,12 +293,13 @@ pub(crate) struct RawStep {
     timeout_ms: Option<u64>,
 }
 
-pub(crate) const STEP_KINDS: &str = "initialize, call, request, send, send_json, await, write, sleep_ms, \
+pub(crate) const STEP_KINDS: &str = "initialize, do, call, request, send, send_json, await, write, sleep_ms, \
      check_files, expect_alive, http, http_initialize, http_call, signal, assert_no_process";
 
 /// Step kinds that only make sense over stdio / over HTTP.
 pub const STDIO_ONLY_STEPS: &[&str] = &[
     "initialize",
+    "do",
     "call",
     "request",
     "send",
@@ -290,6 +314,7 @@ impl TryFrom<RawStep> for Step {
         let mut kinds = Vec::new();
         for (present, name) in [
             (r.initialize.is_some(), "initialize"),
+            (r.do_.is_some(), "do"),
             (r.call.is_some(), "call"),
             (r.request.is_some(), "request"),
             (r.send.is_some(), "send"),
@@ -332,11 +357,12 @@ impl TryFrom<RawStep> for Step {
         };
         only_for(r.args.is_some(), "args", &["call"])?;
         only_for(r.meta.is_some(), "meta", &["call"])?;
-        only_for(r.id.is_some(), "id", &["call", "request"])?;
+        only_for(r.with.is_some(), "with", &["do"])?;
+        only_for(r.id.is_some(), "id", &["do", "call", "request"])?;
         only_for(
             r.wait.is_some(),
             "wait",
-            &["call", "request", "send_json", "http", "http_call"],
+            &["do", "call", "request", "send_json", "http", "http_call"],
         )?;
         only_for(r.expect_exit.is_some(), "expect_exit", &["signal"])?;
         // `expect` written inside an http_initialize / http_call map.
@@ -359,6 +385,7 @@ impl TryFrom<RawStep> for Step {
             "expect",
             &[
                 "initialize",
+                "do",
                 "call",
                 "request",
                 "send",
@@ -369,11 +396,34 @@ impl TryFrom<RawStep> for Step {
                 "http_call",
             ],
         )?;
+        for (present, key) in [
+            (r.boris.is_some(), "boris"),
+            (r.boris_compat.is_some(), "boris_compat"),
+            (r.boris_pipe.is_some(), "boris_pipe"),
+        ] {
+            only_for(
+                present,
+                key,
+                &[
+                    "initialize",
+                    "do",
+                    "call",
+                    "request",
+                    "send",
+                    "send_json",
+                    "await",
+                    "http",
+                    "http_initialize",
+                    "http_call",
+                ],
+            )?;
+        }
         only_for(
             r.timeout_ms.is_some(),
             "timeout_ms",
             &[
                 "initialize",
+                "do",
                 "call",
                 "request",
                 "send",
@@ -438,7 +488,43 @@ impl TryFrom<RawStep> for Step {
         if let Some(e) = &r.expect {
             e.validate()?;
         }
-        let action = if let Some(p) = r.initialize {
+        let mut profiles = BTreeMap::new();
+        for (key, e) in [
+            ("boris", r.boris.take()),
+            ("boris_compat", r.boris_compat.take()),
+            ("boris_pipe", r.boris_pipe.take()),
+        ] {
+            if let Some(e) = e {
+                if !wait {
+                    return Err(format!(
+                        "`{key}` expectations need the response: use `wait: false` with a later `await`"
+                    ));
+                }
+                e.validate()?;
+                profiles.insert(key.to_string(), e);
+            }
+        }
+        let action = if let Some(capability) = r.do_ {
+            if !crate::spec::adapter::CAPABILITIES
+                .iter()
+                .any(|(c, _)| *c == capability)
+            {
+                return Err(format!(
+                    "unknown capability `{capability}` (one of: {})",
+                    crate::spec::adapter::CAPABILITIES
+                        .iter()
+                        .map(|(c, _)| *c)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ));
+            }
+            Action::Do {
+                capability,
+                with: r.with.unwrap_or_default(),
+                id: r.id,
+                wait,
+            }
+        } else if let Some(p) = r.initialize {
             let params = match p {
                 Value::Null => Value::Object(Default::default()),
                 Value::Object(_) => p,
@@ -574,6 +660,7 @@ impl TryFrom<RawStep> for Step {
         Ok(Step {
             action,
             expect: r.expect,
+            profiles,
             timeout_ms: r.timeout_ms,
         })
     }

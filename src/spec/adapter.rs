@@ -1,0 +1,433 @@
+//! Adapters: how one server spells each capability (issue 13).
+//!
+//! A portable case says *what* it does — `do: replace` `with: {path, old, new}` — and
+//! what any correct server must show for it (`expect`: is it an error, what is on disk
+//! afterwards, which lines come back). An adapter, a small YAML file per server, says
+//! *how* that server does it: the tool's name and its argument shape, with the case's
+//! values put in by placeholder. Expectations that only one implementation can meet
+//! (Boris's `[CODE]` wording, exact formats, goldens) sit under a profile key of the
+//! step (`boris:`, `boris_compat:`, `boris_pipe:`) and are checked only when the adapter
+//! claims that profile. A case that needs a capability the adapter lacks, or that is
+//! written against Boris's own tool names and flags, is "not supported" — reported, not
+//! failed.
+//!
+//! Argument templates: a string that is exactly `{name}` becomes the value itself (any
+//! JSON type), and a key whose value names a value the step did not give is left out;
+//! `{name}` inside a longer string is replaced by the value's text. Besides the step's
+//! own values, `path_abs` (`path` made absolute under the case's workdir), `dir_abs`
+//! (`path_abs`, or the workdir when the step names no path: for tools whose directory
+//! is required), and for `read_range` `offset0` (`start - 1`) and `count`
+//! (`end - start + 1`).
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+use super::model::{Action, Case, Expect, Step};
+
+/// The capabilities a portable case can use, with the values each takes.
+pub const CAPABILITIES: &[(&str, &str)] = &[
+    ("read_file", "path — read a whole text file"),
+    (
+        "read_range",
+        "path, start, end — lines start..=end (1-based) of a text file",
+    ),
+    ("list_dir", "path — list a directory"),
+    (
+        "write_file",
+        "path, content — create or overwrite a whole file",
+    ),
+    (
+        "replace",
+        "path, old, new — replace the one occurrence of old",
+    ),
+    (
+        "replace_all",
+        "path, old, new — replace every occurrence of old",
+    ),
+    ("run", "command — run a shell command, return its output"),
+    (
+        "search",
+        "pattern, path?, include? — lines matching a regex, with their files",
+    ),
+    (
+        "find_files",
+        "pattern, path? — files whose name or relative path matches a glob",
+    ),
+];
+
+/// The profiles a step can hold expectations for.
+pub const PROFILES: &[&str] = &["boris", "boris_compat", "boris_pipe"];
+
+/// The adapters built into boris-spec: `spec/adapters/<name>.yaml`.
+mod builtin {
+    include!(concat!(env!("OUT_DIR"), "/embedded_adapters.rs"));
+}
+
+/// One server's spelling of the capabilities.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Adapter {
+    pub name: String,
+    #[serde(default)]
+    pub description: Option<String>,
+    /// The package or command this adapter was written against (for reports).
+    #[serde(default)]
+    pub server: Option<String>,
+    /// Profiles whose expectations this server is held to.
+    #[serde(default)]
+    pub profiles: Vec<String>,
+    /// Whether cases written against Boris's own tools and flags (`call:` steps,
+    /// `args:`) run unchanged: only the default Boris adapter.
+    #[serde(default)]
+    pub native: bool,
+    /// Arguments added to the server command for every case (placeholders such as
+    /// `{workdir}` expanded), before the case's own.
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// Extra environment for the server.
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    #[serde(default)]
+    pub capabilities: BTreeMap<String, Mapping>,
+    /// Capabilities the server does not have, each with the reason shown in reports.
+    #[serde(default)]
+    pub unsupported: BTreeMap<String, String>,
+    /// Case tags naming what the server does not offer (`http`, `stateless`), each with
+    /// the reason: such cases are not supported.
+    #[serde(default)]
+    pub unsupported_tags: BTreeMap<String, String>,
+}
+
+/// How one capability is called.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Mapping {
+    pub tool: String,
+    /// The arguments, a template (see the module docs).
+    #[serde(default)]
+    pub args: Map<String, Value>,
+    /// Profiles for this capability instead of the adapter's (e.g. Boris's pipe bash
+    /// profile keeps Boris's file-tool wording but not its bash format).
+    #[serde(default)]
+    pub profiles: Option<Vec<String>>,
+}
+
+impl Adapter {
+    /// A built-in adapter by name, or an adapter file.
+    pub fn find(name_or_path: &str) -> Result<Adapter, String> {
+        if let Some((_, text)) = builtin::ADAPTERS.iter().find(|(n, _)| *n == name_or_path) {
+            return Adapter::parse(text)
+                .map_err(|e| format!("built-in adapter {name_or_path}: {e}"));
+        }
+        let path = std::path::Path::new(name_or_path);
+        if path.exists() {
+            let text =
+                std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+            return Adapter::parse(&text).map_err(|e| format!("{}: {e}", path.display()));
+        }
+        Err(format!(
+            "no adapter `{name_or_path}`: give a file, or one of the built-in ones: {}",
+            builtin_names().join(", ")
+        ))
+    }
+
+    /// The adapter for Boris as it starts by default.
+    pub fn boris() -> Adapter {
+        Adapter::find("boris").unwrap_or_else(|e| panic!("the built-in boris adapter: {e}"))
+    }
+
+    pub fn parse(text: &str) -> Result<Adapter, String> {
+        let a: Adapter = yaml_serde::from_str(text).map_err(|e| e.to_string())?;
+        for cap in a.capabilities.keys().chain(a.unsupported.keys()) {
+            if !CAPABILITIES.iter().any(|(c, _)| c == cap) {
+                return Err(format!("unknown capability `{cap}`"));
+            }
+        }
+        for p in a.profiles.iter().chain(
+            a.capabilities
+                .values()
+                .flat_map(|m| m.profiles.iter().flatten()),
+        ) {
+            if !PROFILES.contains(&p.as_str()) {
+                return Err(format!(
+                    "unknown profile `{p}` (one of: {})",
+                    PROFILES.join(", ")
+                ));
+            }
+        }
+        if let Some(both) = a
+            .capabilities
+            .keys()
+            .find(|c| a.unsupported.contains_key(*c))
+        {
+            return Err(format!("`{both}` is both mapped and unsupported"));
+        }
+        Ok(a)
+    }
+
+    /// The case as this server runs it: every `do` step turned into the server's own
+    /// `tools/call` with the expectations of the profiles it claims, and the adapter's
+    /// arguments and environment added. `Err` says why the server cannot run it.
+    pub fn adapt(&self, case: &Case) -> Result<Case, String> {
+        if let Some((tag, why)) = self
+            .unsupported_tags
+            .iter()
+            .find(|(t, _)| case.tags.contains(t))
+        {
+            return Err(format!("tag {tag}: {why}"));
+        }
+        if !self.native {
+            if case.tags.iter().any(|t| t == "boris-only") {
+                return Err("tagged boris-only".into());
+            }
+            if !case.args.is_empty() {
+                return Err(format!("starts Boris with flags ({})", case.args.join(" ")));
+            }
+            let named = case.steps.iter().find_map(|s| match &s.action {
+                Action::Call { name, .. } => Some(name.clone()),
+                Action::HttpCall(c) => Some(c.tool.clone()),
+                _ => None,
+            });
+            if let Some(tool) = named {
+                return Err(format!(
+                    "calls Boris's own tool `{tool}` (not a capability)"
+                ));
+            }
+        }
+        let mut out = case.clone();
+        out.args = self
+            .args
+            .iter()
+            .cloned()
+            .chain(case.args.iter().cloned())
+            .collect();
+        for (k, v) in &self.env {
+            out.env.entry(k.clone()).or_insert_with(|| v.clone());
+        }
+        for step in &mut out.steps {
+            *step = self.adapt_step(step)?;
+        }
+        Ok(out)
+    }
+
+    fn adapt_step(&self, step: &Step) -> Result<Step, String> {
+        let Action::Do {
+            capability,
+            with,
+            id,
+            wait,
+        } = &step.action
+        else {
+            let mut out = step.clone();
+            out.expect = with_profiles(&step.expect, &step.profiles, &self.profiles);
+            out.profiles.clear();
+            return Ok(out);
+        };
+        let Some(mapping) = self.capabilities.get(capability) else {
+            return Err(match self.unsupported.get(capability) {
+                Some(reason) => format!("no {capability}: {reason}"),
+                None => format!("the adapter has no mapping for {capability}"),
+            });
+        };
+        let values = derived_values(capability, with);
+        let args = fill(&Value::Object(mapping.args.clone()), &values)
+            .unwrap_or_else(|| Value::Object(Map::new()));
+        let claimed = mapping.profiles.as_ref().unwrap_or(&self.profiles);
+        let expect = with_profiles(&step.expect, &step.profiles, claimed);
+        Ok(Step {
+            action: Action::Call {
+                name: mapping.tool.clone(),
+                args: Some(args),
+                meta: None,
+                id: id.clone(),
+                wait: *wait,
+            },
+            expect,
+            profiles: BTreeMap::new(),
+            timeout_ms: step.timeout_ms,
+        })
+    }
+}
+
+/// A step's expectation with those of the `claimed` profiles added.
+fn with_profiles(
+    expect: &Option<Expect>,
+    profiles: &BTreeMap<String, Expect>,
+    claimed: &[String],
+) -> Option<Expect> {
+    let mut out = expect.clone();
+    for p in claimed {
+        if let Some(extra) = profiles.get(p) {
+            out = Some(out.unwrap_or_default().merged(extra));
+        }
+    }
+    out
+}
+
+/// The names of the built-in adapters.
+pub fn builtin_names() -> Vec<&'static str> {
+    builtin::ADAPTERS.iter().map(|(n, _)| *n).collect()
+}
+
+/// A step's values plus the derived ones (module docs).
+fn derived_values(capability: &str, with: &Map<String, Value>) -> Map<String, Value> {
+    let mut v = with.clone();
+    if let Some(Value::String(p)) = with.get("path").filter(|p| p.as_str() != Some("")) {
+        // Absolute already: `/x`, or a case placeholder such as `{workdir}/a`.
+        let abs = if p.starts_with('/') || p.starts_with('{') {
+            p.clone()
+        } else {
+            format!("{{workdir}}/{p}")
+        };
+        v.insert("path_abs".into(), Value::String(abs.clone()));
+        v.insert("dir_abs".into(), Value::String(abs));
+    } else {
+        // An empty path stays empty: the server must refuse it, not read the workdir.
+        if with.get("path").is_some() {
+            v.insert("path_abs".into(), Value::String(String::new()));
+        }
+        v.insert("dir_abs".into(), Value::String("{workdir}".into()));
+    }
+    if capability == "read_range"
+        && let (Some(start), Some(end)) = (
+            with.get("start").and_then(Value::as_i64),
+            with.get("end").and_then(Value::as_i64),
+        )
+    {
+        v.insert("offset0".into(), Value::from(start - 1));
+        v.insert("count".into(), Value::from(end - start + 1));
+    }
+    v
+}
+
+/// Fills a template; `None` when it is exactly a placeholder with no value (its key is
+/// then left out).
+fn fill(template: &Value, values: &Map<String, Value>) -> Option<Value> {
+    match template {
+        Value::String(s) => {
+            if let Some(name) = s.strip_prefix('{').and_then(|r| r.strip_suffix('}'))
+                && !name.contains(['{', '}'])
+                && name != "workdir"
+            {
+                return values.get(name).cloned();
+            }
+            let mut out = s.clone();
+            for (k, v) in values {
+                let text = match v {
+                    Value::String(t) => t.clone(),
+                    other => other.to_string(),
+                };
+                out = out.replace(&format!("{{{k}}}"), &text);
+            }
+            Some(Value::String(out))
+        }
+        Value::Object(m) => Some(Value::Object(
+            m.iter()
+                .filter_map(|(k, v)| fill(v, values).map(|v| (k.clone(), v)))
+                .collect(),
+        )),
+        Value::Array(a) => Some(Value::Array(
+            a.iter().filter_map(|v| fill(v, values)).collect(),
+        )),
+        other => Some(other.clone()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn every_builtin_adapter_loads() {
+        assert!(builtin_names().contains(&"boris"));
+        for name in builtin_names() {
+            let a = Adapter::find(name).unwrap();
+            assert_eq!(a.name, name);
+        }
+        assert!(Adapter::find("nope").is_err());
+    }
+
+    #[test]
+    fn templates_fill_values_keep_types_and_drop_missing_keys() {
+        let values = derived_values(
+            "read_range",
+            json!({"path": "a.txt", "start": 3, "end": 5})
+                .as_object()
+                .unwrap(),
+        );
+        let t = json!({
+            "path": "{path_abs}",
+            "view_range": ["{start}", "{end}"],
+            "offset": "{offset0}",
+            "length": "{count}",
+            "pattern": "{pattern}",
+            "edits": [{"oldText": "{path} at {start}"}]
+        });
+        assert_eq!(
+            fill(&t, &values).unwrap(),
+            json!({
+                "path": "{workdir}/a.txt",
+                "view_range": [3, 5],
+                "offset": 2,
+                "length": 3,
+                "edits": [{"oldText": "a.txt at 3"}]
+            })
+        );
+    }
+
+    #[test]
+    fn a_do_step_becomes_the_servers_call_with_its_profile_expectations() {
+        let case = super::super::parse_case(
+            r#"
+source: test
+steps:
+  - do: replace
+    with: {path: a.txt, old: x, new: y}
+    expect: {is_error: false}
+    boris: {contains: Edited}
+"#,
+        )
+        .unwrap();
+        let boris = Adapter::boris().adapt(&case).unwrap();
+        let Action::Call { name, args, .. } = &boris.steps[0].action else {
+            panic!("not a call");
+        };
+        assert_eq!(name, "str_replace");
+        assert_eq!(
+            args.as_ref().unwrap(),
+            &json!({"path": "a.txt", "old_str": "x", "new_str": "y"})
+        );
+        let e = boris.steps[0].expect.as_ref().unwrap();
+        assert_eq!(
+            (e.is_error, e.contains.0.clone()),
+            (Some(false), vec!["Edited".to_string()])
+        );
+        // Another server gets the portable expectation only.
+        let other = Adapter::parse(
+            "name: other\ncapabilities:\n  replace: {tool: edit, args: {file: \"{path}\", edits: [{oldText: \"{old}\", newText: \"{new}\"}]}}\n",
+        )
+        .unwrap();
+        let adapted = other.adapt(&case).unwrap();
+        let e = adapted.steps[0].expect.as_ref().unwrap();
+        assert!(e.contains.is_empty());
+        // A capability it lacks: not supported, with the adapter's reason.
+        let lacking = Adapter::parse("name: l\nunsupported: {replace: no edit tool}\n").unwrap();
+        assert_eq!(
+            lacking.adapt(&case).unwrap_err(),
+            "no replace: no edit tool"
+        );
+    }
+
+    #[test]
+    fn cases_in_borises_own_terms_need_a_native_adapter() {
+        let case =
+            super::super::parse_case("source: t\nsteps:\n  - call: view\n    args: {path: a}\n")
+                .unwrap();
+        let other = Adapter::parse("name: o\n").unwrap();
+        assert!(other.adapt(&case).unwrap_err().contains("`view`"));
+        assert!(Adapter::boris().adapt(&case).is_ok());
+    }
+}
