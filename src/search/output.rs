@@ -7,7 +7,11 @@
 //! - Content: `path:LN:text` for matching lines, `path-LN-text` for context lines (without
 //!   line numbers `path:text` / `path-text`), `--` between non-contiguous groups and
 //!   between files, overlapping context windows merged. `head_limit` and `offset` count
-//!   matching lines only. The content of a page is built file by file
+//!   matching lines only. Pages split at matches, never inside one's context: a context
+//!   line between two matches goes with the earlier one if within its after-context,
+//!   else with the later one, and a match goes on a page with all its lines or waits
+//!   for the next; so following the notices' offsets shows every line once (issue 14).
+//!   The content of a page is built file by file
 //!   ([`ContentRenderer`]), each file's lines gathered by a [`LineCollector`] that keeps
 //!   only what the page can show, so memory never grows with the number of matches.
 
@@ -183,11 +187,11 @@ fn push_line(out: &mut String, line: &str) {
 
 // ---------------------------------------------------------------------------- content
 
-/// Whether a collected line matched, and whether it is one of this page's matching
-/// lines (a matching line outside the page can still show as context).
+/// Whether a collected line is one of this page's matching lines or context. (Matching
+/// lines of other pages are never collected: each shows on its own page.)
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LineKind {
-    Match { kept: bool },
+    Match,
     Context,
 }
 
@@ -207,10 +211,19 @@ pub struct FilePlan {
 }
 
 /// Gathers one file's lines, as the searcher reports them (matches and context, in
-/// order), keeping only what a page can show: the planned matching lines and the context
-/// around them. Lines before the page are dropped as soon as no later match could need
-/// them as context, and gathering stops after the last planned match's after-context or
-/// once more text than `budget` characters is held (the renderer could not show more).
+/// order), keeping only what the page shows: its planned matching lines and their
+/// context, split so that consecutive pages never share or drop a line (issue 14):
+///
+/// - A context line between two matching lines belongs to the earlier one when it is
+///   within its after-context, else to the later one. So a page leaves out the lines
+///   before its first match that the previous match's after-context covers (the page
+///   before shows them), and its last match's after-context stops before the next
+///   match (the page after starts there).
+/// - Other pages' matching lines are never shown, not even as context.
+///
+/// Lines before the page are dropped as soon as no later match could need them as
+/// context, and gathering stops after the last planned match's after-context or once
+/// more text than `budget` characters is held (the renderer could not show more).
 #[derive(Debug)]
 pub struct LineCollector {
     plan: FilePlan,
@@ -220,6 +233,9 @@ pub struct LineCollector {
     seen_matches: usize,
     kept_matches: usize,
     last_kept: Option<u64>,
+    /// Before the page's first match, lines up to here are the after-context of a match
+    /// of an earlier page.
+    floor: u64,
     held_chars: usize,
     lines: Vec<Line>,
     /// Index of the first line still held (lines before it were dropped).
@@ -236,9 +252,22 @@ impl LineCollector {
             seen_matches: 0,
             kept_matches: 0,
             last_kept: None,
+            floor: 0,
             held_chars: 0,
             lines: Vec::new(),
             first: 0,
+        }
+    }
+
+    /// Drops the held lines numbered below `below`.
+    fn drop_below(&mut self, below: u64) {
+        while self.first < self.lines.len() && self.lines[self.first].number < below {
+            self.held_chars -= chars(&self.lines[self.first].text);
+            self.first += 1;
+        }
+        if self.first > 64 && self.first * 2 > self.lines.len() {
+            self.lines.drain(..self.first);
+            self.first = 0;
         }
     }
 
@@ -248,43 +277,46 @@ impl LineCollector {
         let kind = if is_match {
             let index = self.seen_matches;
             self.seen_matches += 1;
-            LineKind::Match {
-                kept: index >= self.plan.skip && index - self.plan.skip < self.plan.take,
+            if index < self.plan.skip {
+                // A match of an earlier page: it and its after-context show there.
+                self.floor = number.saturating_add(self.after);
+                self.drop_below(u64::MAX);
+                return true;
             }
+            if index - self.plan.skip >= self.plan.take {
+                // A match of a later page: the page ends before it.
+                return false;
+            }
+            LineKind::Match
         } else {
             LineKind::Context
         };
-        let window_done = self.kept_matches >= self.plan.take;
-        if window_done {
+        if self.kept_matches >= self.plan.take {
             // Only the after-context of the last kept match is still wanted.
             match self.last_kept {
                 Some(last) if number <= last.saturating_add(self.after) => {}
                 _ => return false,
             }
         } else if self.last_kept.is_none() {
+            if kind == LineKind::Context && number <= self.floor {
+                return true;
+            }
             // Before the page's first match: a kept match at line m >= number needs
             // lines >= m - before, so lines below number - before never show.
-            let floor = number.saturating_sub(self.before);
-            while self.first < self.lines.len() && self.lines[self.first].number < floor {
-                self.held_chars -= chars(&self.lines[self.first].text);
-                self.first += 1;
-            }
-            if self.first > 64 && self.first * 2 > self.lines.len() {
-                self.lines.drain(..self.first);
-                self.first = 0;
-            }
+            self.drop_below(number.saturating_sub(self.before));
         }
         let text = display_line(bytes);
         self.held_chars += chars(&text);
         self.lines.push(Line { number, kind, text });
-        if kind == (LineKind::Match { kept: true }) {
+        if kind == LineKind::Match {
             self.kept_matches += 1;
             self.last_kept = Some(number);
             if self.kept_matches >= self.plan.take && self.after == 0 {
                 return false;
             }
         }
-        // Past the budget, the renderer stops within what is held already.
+        // Past the budget, the renderer cannot show all that is held: it ends the page
+        // before the last match held, whose context may be incomplete.
         !(self.last_kept.is_some() && self.held_chars > self.budget)
     }
 
@@ -383,20 +415,17 @@ impl ContentRenderer {
         })
     }
 
-    /// Writes one file's lines: its kept matching lines, and every other line within
-    /// `before`/`after` of one of them as context; `--` where line numbers jump and
-    /// before the file when something precedes it.
+    /// Writes one file's lines: its kept matching lines and their context (lines within
+    /// `before`/`after` of one of them); `--` where line numbers jump and before the file
+    /// when something precedes it. The cap ends a page between two matches, never inside
+    /// one's context: a match goes on the page with all its lines or waits for the next
+    /// page, so following the notice's offset shows every line once (issue 14).
     pub fn push_file(&mut self, path: &str, lines: &[Line]) {
         if self.capped {
             return;
         }
-        let kept: Vec<u64> = lines
-            .iter()
-            .filter(|l| l.kind == LineKind::Match { kept: true })
-            .map(|l| l.number)
-            .collect();
         let shown_before = self.shown;
-        self.write_file(path, lines, &kept);
+        self.write_file(path, lines);
         if !self.capped && self.shown - shown_before < self.planned {
             // The file held fewer of the planned lines than counted (the collector
             // stopped at its budget, or the file changed since it was counted): no
@@ -405,68 +434,121 @@ impl ContentRenderer {
         }
     }
 
-    fn write_file(&mut self, path: &str, lines: &[Line], kept: &[u64]) {
-        if kept.is_empty() {
-            return;
-        }
+    fn write_file(&mut self, path: &str, lines: &[Line]) {
         let (before, after) = (self.style.before as u64, self.style.after as u64);
-        let mut k = 0usize; // first kept match whose window may still cover a line
+        // Defensive: numbers must increase, and only context near a match shows.
+        let mut increasing: Vec<&Line> = Vec::with_capacity(lines.len());
+        for line in lines {
+            if increasing.last().is_none_or(|l| l.number < line.number) {
+                increasing.push(line);
+            }
+        }
+        let matches: Vec<u64> = increasing
+            .iter()
+            .filter(|l| l.kind == LineKind::Match)
+            .map(|l| l.number)
+            .collect();
+        let mut k = 0usize; // first match whose window may still cover a line
+        let visible: Vec<&Line> = increasing
+            .into_iter()
+            .filter(|line| {
+                while k < matches.len() && matches[k].saturating_add(after) < line.number {
+                    k += 1;
+                }
+                line.kind == LineKind::Match
+                    || (k < matches.len() && matches[k].saturating_sub(before) <= line.number)
+            })
+            .collect();
+        // One match at a time: the context before it (what the previous match's
+        // after-context does not cover), the match, its after-context up to the next match.
         let mut prev: Option<u64> = None;
-        for (i, line) in lines.iter().enumerate() {
-            if i > 0 && line.number <= lines[i - 1].number {
-                continue; // defensive: numbers must increase
+        let mut start = 0;
+        while let Some(at) = visible[start..]
+            .iter()
+            .position(|l| l.kind == LineKind::Match)
+        {
+            let m = start + at;
+            let limit = visible[m].number.saturating_add(after);
+            let mut end = m + 1;
+            while end < visible.len()
+                && visible[end].kind == LineKind::Context
+                && visible[end].number <= limit
+            {
+                end += 1;
             }
-            while k < kept.len() && kept[k].saturating_add(after) < line.number {
-                k += 1;
+            if !self.write_group(path, &visible[start..end], at, &mut prev) {
+                return;
             }
-            let is_kept = line.kind == LineKind::Match { kept: true };
-            let visible =
-                is_kept || (k < kept.len() && kept[k].saturating_sub(before) <= line.number);
-            if !visible {
-                continue;
-            }
-            let separate = match prev {
-                Some(p) => line.number != p + 1,
-                None => self.written,
-            };
-            let text = self.format(path, line, is_kept);
-            let need = chars(&text) + 1 + if separate { 3 } else { 0 };
-            if self.used + need + self.reserve > self.style.cap {
-                if self.shown > 0 {
-                    self.capped = true;
-                    return;
+            start = end;
+        }
+    }
+
+    /// Writes one match (`lines[at]`) with its context if it all fits; `false` when the
+    /// page is full. The page's first match is written even if its context does not fit:
+    /// then the context nearest to it that does.
+    fn write_group(
+        &mut self,
+        path: &str,
+        lines: &[&Line],
+        at: usize,
+        prev: &mut Option<u64>,
+    ) -> bool {
+        let texts: Vec<String> = lines.iter().map(|l| self.format(path, l)).collect();
+        let mut need = 0;
+        let mut p = *prev;
+        for (line, text) in lines.iter().zip(&texts) {
+            let separate = p.map_or(self.written, |p| line.number != p + 1);
+            need += chars(text) + 1 + if separate { 3 } else { 0 };
+            p = Some(line.number);
+        }
+        let fits = self.used + need + self.reserve <= self.style.cap;
+        if !fits && self.shown > 0 {
+            self.capped = true;
+            return false;
+        }
+        let mut chosen = vec![fits; lines.len()];
+        if !fits {
+            // Room is kept for the page's first matching line; then context, nearest
+            // first, as long as it fits (with a separator each, at worst).
+            chosen[at] = true;
+            let mut room = self
+                .style
+                .cap
+                .saturating_sub(self.used + self.reserve + chars(&texts[at]) + 4);
+            let mut order: Vec<usize> = (0..lines.len()).filter(|&i| i != at).collect();
+            order.sort_by_key(|&i| (lines[i].number.abs_diff(lines[at].number), i > at));
+            for i in order {
+                let n = chars(&texts[i]) + 4;
+                if n > room {
+                    break;
                 }
-                if !is_kept {
-                    // Room is kept for the first matching line of the page: drop context.
-                    continue;
-                }
-            } else if self.shown == 0 && !is_kept {
-                // Context before the page's first match: only if that match still fits.
-                let first = lines
-                    .iter()
-                    .find(|l| l.kind == LineKind::Match { kept: true });
-                let first_need = first.map_or(0, |f| chars(&self.format(path, f, true)) + 4);
-                if self.used + need + first_need + self.reserve > self.style.cap {
-                    continue;
-                }
+                room -= n;
+                chosen[i] = true;
             }
+            self.capped = true;
+        }
+        for ((line, text), _) in lines.iter().zip(&texts).zip(&chosen).filter(|(_, c)| **c) {
+            let separate = prev.map_or(self.written, |p| line.number != p + 1);
             if separate {
                 self.out.push_str("\n--");
                 self.used += 3;
             }
             self.out.push('\n');
-            self.out.push_str(&text);
-            self.used += chars(&text) + 1;
-            if is_kept {
-                self.shown += 1;
-            }
+            self.out.push_str(text);
+            self.used += chars(text) + 1;
             self.written = true;
-            prev = Some(line.number);
+            *prev = Some(line.number);
         }
+        self.shown += 1;
+        fits
     }
 
-    fn format(&self, path: &str, line: &Line, is_match: bool) -> String {
-        let sep = if is_match { ':' } else { '-' };
+    fn format(&self, path: &str, line: &Line) -> String {
+        let sep = if line.kind == LineKind::Match {
+            ':'
+        } else {
+            '-'
+        };
         let mut s = String::with_capacity(path.len() + line.text.len() + 12);
         s.push_str(path);
         s.push(sep);
@@ -716,20 +798,86 @@ mod tests {
             text,
             "Found 2 matching lines in 1 file\n/w/0-1-f0l1\n/w/0:2:f0l2\n/w/0-3-f0l3\n/w/0:4:f0l4\n/w/0-5-f0l5"
         );
-        // A page that starts at the second match shows the first as context.
-        let text = page_of(
+        // Pages split the lines between two matches: the after-context of the first
+        // (line 3) is on its page, not repeated before the second; the first match is
+        // not shown as context of the second (issue 14).
+        let page = |offset, head_limit| page_of(&files, 0, Page { offset, head_limit }, style);
+        assert_eq!(
+            page(0, 1),
+            "Found 2 matching lines in 1 file\n/w/0-1-f0l1\n/w/0:2:f0l2\n/w/0-3-f0l3\n[Showing matching lines 1-1 of 2. Next page: offset=1.]"
+        );
+        assert_eq!(
+            page(1, 0),
+            "Found 2 matching lines in 1 file\n/w/0:4:f0l4\n/w/0-5-f0l5\n[Showing matching lines 2-2 of 2.]"
+        );
+        // Adjacent matches: the page ends before the next match, which starts the next.
+        let files = vec![vec![false, true, true, false]];
+        let page = |offset, head_limit| page_of(&files, 0, Page { offset, head_limit }, style);
+        assert_eq!(
+            page(0, 1),
+            "Found 2 matching lines in 1 file\n/w/0-1-f0l1\n/w/0:2:f0l2\n[Showing matching lines 1-1 of 2. Next page: offset=1.]"
+        );
+        assert_eq!(
+            page(1, 1),
+            "Found 2 matching lines in 1 file\n/w/0:3:f0l3\n/w/0-4-f0l4\n[Showing matching lines 2-2 of 2.]"
+        );
+    }
+
+    /// The kernel's `drivers/net` case of issue 14 in small: the cap falls in the
+    /// after-context of a match; the page ends before that match instead, and the next
+    /// page shows it with all its context.
+    #[test]
+    fn cap_never_splits_a_match_from_its_context() {
+        // Matches at 3, 9, 15, 21; context 2: groups 1-5, 7-11, 13-17, 19-23.
+        let files = vec![(1..=24).map(|n| n % 6 == 3).collect::<Vec<bool>>()];
+        let style = ContentStyle {
+            before: 2,
+            after: 2,
+            line_numbers: true,
+            cap: 900,
+        };
+        let first = page_of(&files, 50, Page::default(), style);
+        let nums = |t: &str| -> Vec<u64> { parse_page(t).iter().map(|l| l.1).collect() };
+        assert_eq!(nums(&first), [1, 2, 3, 4, 5, 7, 8, 9, 10, 11], "{first}");
+        assert!(first.ends_with("Next page: offset=2.]"), "{first}");
+        let second = page_of(
             &files,
-            0,
+            50,
             Page {
-                offset: 1,
+                offset: 2,
                 head_limit: 0,
             },
             style,
         );
         assert_eq!(
-            text,
-            "Found 2 matching lines in 1 file\n/w/0-3-f0l3\n/w/0:4:f0l4\n/w/0-5-f0l5\n[Showing matching lines 2-2 of 2.]"
+            nums(&second),
+            [13, 14, 15, 16, 17, 19, 20, 21, 22, 23],
+            "{second}"
         );
+    }
+
+    /// The content lines of a page, as (file, line, is_match, separated by `--` from
+    /// the line before).
+    fn parse_page(text: &str) -> Vec<(usize, u64, bool, bool)> {
+        let mut out = Vec::new();
+        let mut sep = false;
+        for l in text.lines().skip(1).filter(|l| !l.starts_with('[')) {
+            if l == "--" {
+                sep = true;
+                continue;
+            }
+            let rest = l.strip_prefix("/w/").expect("a content line");
+            let cut = rest.find([':', '-']).expect("a separator");
+            let file: usize = rest[..cut].parse().expect("a file number");
+            let is_match = rest.as_bytes()[cut] == b':';
+            let tail = &rest[cut + 1..];
+            let n: u64 = tail[..tail.find([':', '-']).expect("a separator")]
+                .parse()
+                .expect("a line number");
+            out.push((file, n, is_match, sep));
+            sep = false;
+        }
+        out
     }
 
     fn files_strategy() -> impl Strategy<Value = Vec<Vec<bool>>> {
@@ -772,6 +920,60 @@ mod tests {
                 }
             }
             prop_assert_eq!(seen, expected);
+        }
+
+        /// Paging through the notices' offsets shows every line the uncapped output shows
+        /// (matches and context), each once, in order, whatever the head_limit and the
+        /// cap; within a page `--` stands exactly where line numbers jump and between
+        /// files (issue 14, seed 002 decision 3). Lines can only be missing when one
+        /// match with its context is larger than a whole page.
+        #[test]
+        fn content_pages_show_every_line_once(
+            files in files_strategy(),
+            head_limit in 0usize..6,
+            before in 0usize..3,
+            after in 0usize..3,
+            width in 0usize..40,
+            cap in 300usize..2000,
+        ) {
+            let style = ContentStyle { before, after, line_numbers: true, cap };
+            let whole = ContentStyle { cap: usize::MAX / 2, ..style };
+            let expected: Vec<(usize, u64, bool)> = parse_page(&page_of(&files, width, Page::default(), whole))
+                .into_iter().map(|(f, n, m, _)| (f, n, m)).collect();
+            let mut seen: Vec<(usize, u64, bool)> = Vec::new();
+            let mut offset = 0usize;
+            for _ in 0..1000 {
+                let text = page_of(&files, width, Page { offset, head_limit }, style);
+                prop_assert!(text.chars().count() <= cap, "{} > {cap}:\n{text}", text.chars().count());
+                let lines = parse_page(&text);
+                let mut prev: Option<(usize, u64)> = None;
+                for &(f, n, m, sep) in &lines {
+                    let contiguous = prev.is_some_and(|(pf, pn)| pf == f && n == pn + 1);
+                    prop_assert_eq!(sep, prev.is_some() && !contiguous, "page at {}, line {}:{}:\n{}", offset, f, n, text);
+                    prev = Some((f, n));
+                    seen.push((f, n, m));
+                }
+                match next_offset(&text) {
+                    Some(next) => {
+                        prop_assert!(next > offset, "no progress at offset {offset}:\n{text}");
+                        offset = next;
+                    }
+                    None => break,
+                }
+            }
+            // One match with all its context, a separator a line, the header and the
+            // notice always fit on a page: then nothing may be missing.
+            let line_max = "/w/5:30:f5l30".len() + width + 4;
+            let fits = 40 + 110 + (before + after + 1) * line_max <= cap;
+            if fits {
+                prop_assert_eq!(&seen, &expected);
+            } else {
+                // Still never twice, and in order.
+                let mut it = expected.iter();
+                for s in &seen {
+                    prop_assert!(it.any(|e| e == s), "{:?} repeated or out of order", s);
+                }
+            }
         }
 
         /// Context merging: within a file, shown lines are strictly increasing, `--`

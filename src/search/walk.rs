@@ -15,12 +15,13 @@
 //!   path as the agent named it, and the real path behind a symlink.
 
 use crate::error::{ToolError, ToolResult};
-use crate::tools::{Ctx, Shared};
-use ignore::{DirEntry, WalkBuilder};
+use crate::scope::{Scope, ScopedPath};
+use ignore::{DirEntry, WalkBuilder, WalkState};
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::sync::RwLock;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, RwLock};
+use tokio_util::sync::CancellationToken;
 
 /// Directory names never entered below the search root (seed 002 decision 2).
 pub const SKIPPED_NAMES: &[&str] = &[".git", "node_modules"];
@@ -36,14 +37,10 @@ pub struct Root {
 }
 
 impl Root {
-    /// Resolves `path` (default: the working directory). A missing or denied root is an
-    /// error, and so is one that cannot be read (seed 002 decision 6).
-    pub fn open(ctx: &Ctx, path: Option<&str>, action: &str) -> ToolResult<Root> {
-        let input = match path {
-            Some(p) if !p.trim().is_empty() => p.to_string(),
-            _ => ctx.ws.cwd().to_string_lossy().into_owned(),
-        };
-        let p = ctx.resolve_read(&input)?;
+    /// Opens a root the caller resolved and checked against the scope. One that is
+    /// missing or cannot be read is an error (seed 002 decision 6); `action` names what
+    /// failed in its message.
+    pub fn open(p: ScopedPath, action: &str) -> ToolResult<Root> {
         let meta = fs::metadata(&p.real).map_err(|e| ToolError::io(&p.shown, action, &e))?;
         if meta.is_dir() {
             fs::read_dir(&p.real).map_err(|e| ToolError::io(&p.shown, action, &e))?;
@@ -78,22 +75,40 @@ impl Root {
     }
 }
 
-/// A walker over `root` with every rule above. Visit entries with `build_parallel()`.
-pub fn builder(ctx: &Ctx, root: &Root) -> WalkBuilder {
+/// Walks `root` in parallel with every rule above, handing each entry found (the root
+/// included) to a visitor; `make` makes one visitor per walker thread. Stops early when
+/// `ct` is cancelled.
+pub fn run<'s, M, V>(root: &Root, scope: &Scope, ct: &'s CancellationToken, mut make: M)
+where
+    M: FnMut() -> V,
+    V: FnMut(DirEntry) + Send + 's,
+{
     let mut wb = WalkBuilder::new(&root.real);
     wb.standard_filters(true)
         .hidden(false)
         .git_global(false)
         .require_git(false)
         .follow_links(true);
-    let guard = Guard::new(ctx.shared.clone(), root);
+    // The filter runs before a directory is read; it must own what it checks.
+    let guard = Guard::new(scope.clone(), root);
     wb.filter_entry(move |ent| guard.admit(ent));
-    wb
+    wb.build_parallel().run(|| {
+        let mut visit = make();
+        Box::new(move |entry| {
+            if ct.is_cancelled() {
+                return WalkState::Quit;
+            }
+            if let Ok(ent) = entry {
+                visit(ent);
+            }
+            WalkState::Continue
+        })
+    });
 }
 
 /// Decides, for every entry below the root, whether the walk may see it.
 struct Guard {
-    shared: Arc<Shared>,
+    scope: Scope,
     root_real: PathBuf,
     root_shown: PathBuf,
     /// Deny patterns exist (otherwise no path needs matching).
@@ -105,10 +120,10 @@ struct Guard {
 }
 
 impl Guard {
-    fn new(shared: Arc<Shared>, root: &Root) -> Self {
-        let deny = !shared.scope.deny_patterns().is_empty();
+    fn new(scope: Scope, root: &Root) -> Self {
+        let deny = !scope.deny_patterns().is_empty();
         Guard {
-            shared,
+            scope,
             root_real: root.real.clone(),
             root_shown: root.shown.clone(),
             deny,
@@ -122,7 +137,7 @@ impl Guard {
         if SKIPPED_NAMES.iter().any(|s| name == *s) {
             return false;
         }
-        let scope = &self.shared.scope;
+        let scope = &self.scope;
         let path = ent.path();
         if self.deny {
             if scope.is_denied(path) {

@@ -2,20 +2,18 @@
 //!
 //! The pattern matches the path relative to the search root or the base name, so `*.go`
 //! finds Go files at any depth and `src/**/*.md` only under `src/`; braces and classes
-//! work. The walk and its ignore rules are grep's (`search::walk`). Results are absolute
-//! paths, newest first (ties by path), capped at 30,000 characters.
+//! work. The walk and its ignore rules are grep's (`search::walk`); the search itself is
+//! `search::glob`. Results are absolute paths, newest first (ties by path), capped at
+//! 30,000 characters.
 
 use super::{Ctx, define, read_only, text_result};
 use crate::error::{ErrorCode, ToolError, ToolResult};
-use crate::search::output::{self, ListStyle, MAX_RESULT_CHARS, Page};
+use crate::search::Cancelled;
+use crate::search::glob as engine;
 use crate::search::pattern::PathGlob;
-use crate::search::walk::{self, Root};
-use ignore::WalkState;
 use rmcp::model::{CallToolResult, Tool};
 use schemars::JsonSchema;
 use serde::Deserialize;
-use std::path::{Path, PathBuf};
-use std::time::SystemTime;
 use tokio_util::sync::CancellationToken;
 
 #[derive(Debug, Deserialize)]
@@ -120,74 +118,15 @@ pub fn run(
             format!("{:?} is not a valid glob: {e}", args.pattern),
         )
     })?;
-    let root = Root::open(ctx, args.path.as_deref(), "search")?;
+    let root = super::grep::open_root(ctx, args.path.as_deref())?;
     if !root.is_dir {
         return Err(ToolError::invalid(format!(
             "{} is a file; glob searches a directory",
             root.shown.display()
         )));
     }
-
-    let (tx, rx) = std::sync::mpsc::channel::<(PathBuf, SystemTime)>();
-    walk::builder(ctx, &root).build_parallel().run(|| {
-        let tx = tx.clone();
-        let (glob, root) = (&glob, &root);
-        Box::new(move |entry| {
-            if ct.is_cancelled() {
-                return WalkState::Quit;
-            }
-            let Ok(ent) = entry else {
-                return WalkState::Continue;
-            };
-            if ent.depth() == 0 {
-                return WalkState::Continue;
-            }
-            let is_dir = ent.file_type().is_some_and(|t| t.is_dir());
-            if is_dir != dirs {
-                return WalkState::Continue;
-            }
-            let path = ent.path();
-            let name = Path::new(ent.file_name());
-            if glob.is_match(name, || root.relative(path), || root.display(path)) {
-                let mtime = ent
-                    .metadata()
-                    .ok()
-                    .and_then(|m| m.modified().ok())
-                    .unwrap_or(SystemTime::UNIX_EPOCH);
-                let _ = tx.send((ent.into_path(), mtime));
-            }
-            WalkState::Continue
-        })
-    });
-    drop(tx);
-    let mut found: Vec<(PathBuf, SystemTime)> = rx.into_iter().collect();
-    if ct.is_cancelled() {
-        return Ok(text_result("glob was cancelled."));
+    match engine::find(&root, &ctx.shared.scope, &glob, dirs, ct) {
+        Ok(text) => Ok(text_result(text)),
+        Err(Cancelled) => Ok(text_result("glob was cancelled.")),
     }
-    let (one, many) = if dirs {
-        ("directory", "directories")
-    } else {
-        ("file", "files")
-    };
-    if found.is_empty() {
-        return Ok(text_result(format!("No {many} found")));
-    }
-    // Newest first at full precision; ties by path (DESIGN §8).
-    found.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-    let entries: Vec<String> = found
-        .iter()
-        .map(|(p, _)| root.display(p).to_string_lossy().into_owned())
-        .collect();
-    let style = ListStyle {
-        header: None,
-        one,
-        many,
-        pageable: false,
-        cap: MAX_RESULT_CHARS,
-    };
-    Ok(text_result(output::render_list(
-        &entries,
-        Page::default(),
-        &style,
-    )))
 }

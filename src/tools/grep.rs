@@ -1,32 +1,20 @@
 //! `grep`: regex search of file contents on ripgrep's engine (seed 002, DESIGN §8).
 //!
-//! One parallel walk (`search::walk`) finds the matching files; what each needs is kept
-//! small — a path and a count (content, count) or a path and an mtime (files) — so memory
-//! does not grow with the number of matching lines. Results are then ordered (files by
-//! mtime newest first, ties by path; content and count by path) and paged. In content
-//! mode the files of the page are searched a second time to gather their lines with
-//! context, stopping as soon as the page is full (`search::output`).
+//! The tool reads and validates its arguments (both name sets, seed 002 decision 11),
+//! resolves the root in the caller's workspace and scope, and hands a
+//! [`Query`](crate::search::grep::Query) to the engine in `search::grep`.
 
 use super::{Ctx, define, read_only, text_result};
 use crate::error::{ErrorCode, ToolError, ToolResult};
-use crate::search::output::{
-    self, ContentRenderer, ContentStyle, LineCollector, ListStyle, MAX_RESULT_CHARS, Page, plural,
-};
+use crate::search::Cancelled;
+use crate::search::grep::{self as engine, Mode, Query};
+use crate::search::output::Page;
 use crate::search::pattern::{self, PathGlob};
-use crate::search::walk::{self, Root};
+use crate::search::walk::Root;
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
-use grep_searcher::{
-    BinaryDetection, LineIter, Searcher, SearcherBuilder, Sink, SinkContext, SinkMatch,
-};
-use ignore::WalkState;
-use ignore::types::Types;
 use rmcp::model::{CallToolResult, Tool};
 use schemars::JsonSchema;
 use serde::Deserialize;
-use std::io;
-use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::SystemTime;
 use tokio_util::sync::CancellationToken;
 
 /// The arguments as received: both name sets (seed 002 decision 11) are accepted in
@@ -219,13 +207,6 @@ pub fn tool(compat: bool) -> Tool {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Mode {
-    Files,
-    Content,
-    Count,
-}
-
 const MODES: &str = "files_with_matches, content, count";
 
 /// One argument given under either of its names; both given must agree.
@@ -242,21 +223,7 @@ fn either<T: PartialEq + Copy + std::fmt::Debug>(
     }
 }
 
-/// Everything a search needs, validated.
-struct Request {
-    matcher: RegexMatcher,
-    mode: Mode,
-    include: Option<PathGlob>,
-    types: Option<Types>,
-    multiline: bool,
-    before: usize,
-    after: usize,
-    line_numbers: bool,
-    page: Page,
-    pattern: String,
-}
-
-fn validate(args: GrepArgs) -> ToolResult<(Request, Option<String>)> {
+fn validate(args: GrepArgs) -> ToolResult<(Query, Option<String>)> {
     if args.pattern.is_empty() {
         return Err(ToolError::invalid(
             "pattern must not be empty; give a regular expression to search for",
@@ -306,7 +273,7 @@ fn validate(args: GrepArgs) -> ToolResult<(Request, Option<String>)> {
     };
     let multiline = args.multiline.unwrap_or(false);
     let matcher = build_matcher(&args.pattern, case_insensitive.unwrap_or(false), multiline)?;
-    let request = Request {
+    let query = Query {
         matcher,
         mode,
         include,
@@ -321,7 +288,7 @@ fn validate(args: GrepArgs) -> ToolResult<(Request, Option<String>)> {
         },
         pattern: args.pattern,
     };
-    Ok((request, args.path))
+    Ok((query, args.path))
 }
 
 /// The matcher as ripgrep builds it: `^`/`$` at line boundaries, no match across a line
@@ -358,272 +325,23 @@ fn build_matcher(
     })
 }
 
-fn searcher(multiline: bool, before: usize, after: usize) -> Searcher {
-    SearcherBuilder::new()
-        .line_number(true)
-        .multi_line(multiline)
-        .binary_detection(BinaryDetection::quit(0))
-        .before_context(before)
-        .after_context(after)
-        .build()
-}
-
-/// A matching file found by the walk.
-struct Hit {
-    path: PathBuf,
-    /// Matching lines (content, count modes).
-    count: usize,
-    /// Files mode.
-    mtime: SystemTime,
-}
-
 pub fn run(ctx: &Ctx, args: GrepArgs, ct: &CancellationToken) -> ToolResult<CallToolResult> {
-    let (req, path) = validate(args)?;
-    let root = Root::open(ctx, path.as_deref(), "search")?;
-    let max_size = ctx.max_file_size();
-    let too_large = AtomicUsize::new(0);
-
-    let (tx, rx) = std::sync::mpsc::channel::<Hit>();
-    walk::builder(ctx, &root).build_parallel().run(|| {
-        let tx = tx.clone();
-        let matcher = req.matcher.clone();
-        let mut searcher = searcher(req.multiline, 0, 0);
-        let (req, root, too_large) = (&req, &root, &too_large);
-        Box::new(move |entry| {
-            if ct.is_cancelled() {
-                return WalkState::Quit;
-            }
-            let Ok(ent) = entry else {
-                return WalkState::Continue;
-            };
-            if !ent.file_type().is_some_and(|t| t.is_file()) {
-                return WalkState::Continue;
-            }
-            if let Some(g) = &req.include {
-                let name = std::path::Path::new(ent.file_name());
-                let path = ent.path();
-                if !g.is_match(name, || root.relative(path), || root.display(path)) {
-                    return WalkState::Continue;
-                }
-            }
-            if let Some(t) = &req.types
-                && !t.matched(ent.path(), false).is_whitelist()
-            {
-                return WalkState::Continue;
-            }
-            if req.multiline && ent.metadata().is_ok_and(|m| m.len() > max_size) {
-                too_large.fetch_add(1, Ordering::Relaxed);
-                return WalkState::Continue;
-            }
-            let count = if req.mode == Mode::Files {
-                let mut sink = FirstMatch(false);
-                let ok = searcher
-                    .search_path(&matcher, ent.path(), &mut sink)
-                    .is_ok();
-                usize::from(ok && sink.0)
-            } else {
-                let mut sink = CountLines(0);
-                match searcher.search_path(&matcher, ent.path(), &mut sink) {
-                    Ok(()) => sink.0,
-                    Err(_) => 0,
-                }
-            };
-            if count > 0 {
-                let mtime = if req.mode == Mode::Files {
-                    ent.metadata()
-                        .ok()
-                        .and_then(|m| m.modified().ok())
-                        .unwrap_or(SystemTime::UNIX_EPOCH)
-                } else {
-                    SystemTime::UNIX_EPOCH
-                };
-                let _ = tx.send(Hit {
-                    path: ent.into_path(),
-                    count,
-                    mtime,
-                });
-            }
-            WalkState::Continue
-        })
-    });
-    drop(tx);
-    let mut hits: Vec<Hit> = rx.into_iter().collect();
-    if ct.is_cancelled() {
-        return Ok(text_result("grep was cancelled."));
-    }
-
-    let skipped = match too_large.into_inner() {
-        0 => String::new(),
-        n => format!(
-            "[{} larger than --max-file-size ({max_size} bytes) not searched: multiline mode \
-             reads whole files.]",
-            plural(n, "file", "files")
-        ),
-    };
-    if hits.is_empty() {
-        let mut text = format!(
-            "No matches found for pattern {:?} in {}",
-            req.pattern,
-            root.shown.display()
-        );
-        if !skipped.is_empty() {
-            text.push('\n');
-            text.push_str(&skipped);
-        }
-        return Ok(text_result(text));
-    }
-    let cap = if skipped.is_empty() {
-        MAX_RESULT_CHARS
-    } else {
-        MAX_RESULT_CHARS - skipped.chars().count() - 1
-    };
-
-    let mut text = match req.mode {
-        Mode::Files => {
-            // Newest first at full precision; ties by path (DESIGN §8).
-            hits.sort_by(|a, b| b.mtime.cmp(&a.mtime).then_with(|| a.path.cmp(&b.path)));
-            let entries: Vec<String> = hits
-                .iter()
-                .map(|h| root.display(&h.path).to_string_lossy().into_owned())
-                .collect();
-            let style = ListStyle {
-                header: Some(format!("Found {}", plural(entries.len(), "file", "files"))),
-                one: "file",
-                many: "files",
-                pageable: true,
-                cap,
-            };
-            output::render_list(&entries, req.page, &style)
-        }
-        Mode::Count => {
-            hits.sort_by(|a, b| a.path.cmp(&b.path));
-            let total: usize = hits.iter().map(|h| h.count).sum();
-            let entries: Vec<String> = hits
-                .iter()
-                .map(|h| format!("{}:{}", root.display(&h.path).to_string_lossy(), h.count))
-                .collect();
-            let style = ListStyle {
-                header: Some(format!(
-                    "Found {} in {}",
-                    plural(total, "matching line", "matching lines"),
-                    plural(entries.len(), "file", "files")
-                )),
-                one: "file",
-                many: "files",
-                pageable: true,
-                cap,
-            };
-            output::render_list(&entries, req.page, &style)
-        }
-        Mode::Content => {
-            hits.sort_by(|a, b| a.path.cmp(&b.path));
-            match content_page(&req, &root, &hits, cap, ct) {
-                Some(text) => text,
-                None => return Ok(text_result("grep was cancelled.")),
-            }
-        }
-    };
-    if !skipped.is_empty() {
-        text.push('\n');
-        text.push_str(&skipped);
-    }
-    Ok(text_result(text))
-}
-
-/// Content mode: searches the page's files again, in path order, for their lines with
-/// context. `None` when cancelled.
-fn content_page(
-    req: &Request,
-    root: &Root,
-    hits: &[Hit],
-    cap: usize,
-    ct: &CancellationToken,
-) -> Option<String> {
-    let total: usize = hits.iter().map(|h| h.count).sum();
-    let style = ContentStyle {
-        before: req.before,
-        after: req.after,
-        line_numbers: req.line_numbers,
-        cap,
-    };
-    let mut renderer = ContentRenderer::new(total, hits.len(), req.page, style);
-    let mut searcher = searcher(req.multiline, req.before, req.after);
-    for hit in hits {
-        if renderer.is_full() {
-            break;
-        }
-        if ct.is_cancelled() {
-            return None;
-        }
-        let Some(plan) = renderer.plan(hit.count) else {
-            continue;
-        };
-        let mut sink = Collect(LineCollector::new(
-            plan,
-            req.before,
-            req.after,
-            renderer.budget(),
-        ));
-        // A file that cannot be read any more shows nothing; the renderer notices.
-        let _ = searcher.search_path(&req.matcher, &hit.path, &mut sink);
-        let shown = root.display(&hit.path).to_string_lossy().into_owned();
-        renderer.push_file(&shown, &sink.0.into_lines());
-    }
-    Some(renderer.finish())
-}
-
-/// Files mode: stop at the first match (as `rg -l`).
-struct FirstMatch(bool);
-
-impl Sink for FirstMatch {
-    type Error = io::Error;
-    fn matched(&mut self, _: &Searcher, _: &SinkMatch<'_>) -> Result<bool, io::Error> {
-        self.0 = true;
-        Ok(false)
+    let (query, path) = validate(args)?;
+    let root = open_root(ctx, path.as_deref())?;
+    match engine::search(&query, &root, &ctx.shared.scope, ctx.max_file_size(), ct) {
+        Ok(text) => Ok(text_result(text)),
+        Err(Cancelled) => Ok(text_result("grep was cancelled.")),
     }
 }
 
-/// Content and count modes, first pass: matching lines (a match spanning lines counts
-/// each of them, as content mode shows each).
-struct CountLines(usize);
-
-impl Sink for CountLines {
-    type Error = io::Error;
-    fn matched(&mut self, _: &Searcher, m: &SinkMatch<'_>) -> Result<bool, io::Error> {
-        self.0 += m.lines().count().max(1);
-        Ok(true)
-    }
-}
-
-/// Content mode, second pass.
-struct Collect(LineCollector);
-
-impl Sink for Collect {
-    type Error = io::Error;
-    fn matched(&mut self, _: &Searcher, m: &SinkMatch<'_>) -> Result<bool, io::Error> {
-        let first = m.line_number().unwrap_or(0);
-        let mut any = false;
-        for (n, line) in (first..).zip(m.lines()) {
-            any = true;
-            if !self.0.push(n, true, line) {
-                return Ok(false);
-            }
-        }
-        if !any {
-            return Ok(self.0.push(first, true, b""));
-        }
-        Ok(true)
-    }
-
-    fn context(&mut self, _: &Searcher, c: &SinkContext<'_>) -> Result<bool, io::Error> {
-        let first = c.line_number().unwrap_or(0);
-        for (n, line) in (first..).zip(LineIter::new(b'\n', c.bytes())) {
-            if !self.0.push(n, false, line) {
-                return Ok(false);
-            }
-        }
-        Ok(true)
-    }
+/// The search root of grep and glob: `path` (default: the working directory), resolved
+/// in this workspace and checked against the scope.
+pub(super) fn open_root(ctx: &Ctx, path: Option<&str>) -> ToolResult<Root> {
+    let input = match path {
+        Some(p) if !p.trim().is_empty() => p.to_string(),
+        _ => ctx.ws.cwd().to_string_lossy().into_owned(),
+    };
+    Root::open(ctx.resolve_read(&input)?, "search")
 }
 
 #[cfg(test)]
