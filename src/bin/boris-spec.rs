@@ -27,7 +27,7 @@ use std::time::Duration;
 
 use boris::spec::bench::{self, BenchOptions};
 use boris::spec::junit::{self, JunitCase, JunitResult};
-use boris::spec::{self, CaseOutcome, RunOptions};
+use boris::spec::{self, CaseOutcome, RunOptions, report};
 use clap::{Parser, Subcommand};
 use serde_json::Value;
 
@@ -102,6 +102,20 @@ struct RunArgs {
     /// litecode) or an adapter file. Cases it cannot run are reported as unsupported.
     #[arg(long, value_name = "NAME|FILE", default_value = "boris")]
     adapter: String,
+    /// Expected failures: a YAML map of case path → why. Those cases failing does not
+    /// fail the run; one of them passing does (the baseline is stale).
+    #[arg(long, value_name = "FILE")]
+    baseline: Option<PathBuf>,
+    /// Write a markdown report: the score per capability and every case that did not
+    /// pass, with why.
+    #[arg(long, value_name = "FILE")]
+    report: Option<PathBuf>,
+    /// Write every case's result as JSON.
+    #[arg(long, value_name = "FILE")]
+    json: Option<PathBuf>,
+    /// Print the score per capability after the summary.
+    #[arg(long)]
+    scores: bool,
     /// Write JUnit XML to this file.
     #[arg(long, value_name = "FILE")]
     junit: Option<PathBuf>,
@@ -206,6 +220,19 @@ fn run(args: RunArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    let baseline = match &args.baseline {
+        None => report::Baseline::new(),
+        Some(f) => match std::fs::read_to_string(f)
+            .map_err(|e| e.to_string())
+            .and_then(|t| report::parse_baseline(&t))
+        {
+            Ok(b) => b,
+            Err(e) => {
+                eprintln!("boris-spec: --baseline {}: {e}", f.display());
+                return ExitCode::from(2);
+            }
+        },
+    };
     let adapter = match boris::spec::adapter::Adapter::find(&args.adapter) {
         Ok(a) => a,
         Err(e) => {
@@ -225,10 +252,26 @@ fn run(args: RunArgs) -> ExitCode {
     opts.skip = args.skip;
     opts.adapter = adapter;
 
-    let outcomes = spec::run_files(&cases, &opts, args.jobs, print_outcome);
+    let outcomes = spec::run_files(&cases, &opts, args.jobs, |o| print_outcome(o, &baseline));
 
     let passed = outcomes.iter().filter(|o| o.passed && !o.skipped).count();
     let failed = outcomes.iter().filter(|o| !o.passed).count();
+    let expected = outcomes
+        .iter()
+        .filter(|o| {
+            matches!(
+                report::Status::of(o, &baseline),
+                report::Status::Expected(_)
+            )
+        })
+        .count();
+    let stale = report::stale_entries(&outcomes, &baseline);
+    if expected > 0 {
+        println!("{expected} of the failures are expected by the baseline");
+    }
+    for s in &stale {
+        println!("STALE baseline entry {s}: the case did not fail");
+    }
     let skipped = outcomes.iter().filter(|o| o.skipped).count();
     let unsupported = outcomes.iter().filter(|o| o.unsupported.is_some()).count();
     if unsupported > 0 {
@@ -243,6 +286,26 @@ fn run(args: RunArgs) -> ExitCode {
         println!("{passed} passed, {failed} failed");
     }
 
+    if args.scores {
+        print!(
+            "{}",
+            report::render_scores(&report::capability_scores(&outcomes, &baseline))
+        );
+    }
+    let name = opts.adapter.name.clone();
+    if let Some(file) = &args.report
+        && let Err(e) = std::fs::write(file, report::render_markdown(&name, &outcomes, &baseline))
+    {
+        eprintln!("boris-spec: cannot write {}: {e}", file.display());
+        return ExitCode::from(2);
+    }
+    if let Some(file) = &args.json {
+        let text = report::to_json(&name, &outcomes, &baseline).to_string();
+        if let Err(e) = std::fs::write(file, text) {
+            eprintln!("boris-spec: cannot write {}: {e}", file.display());
+            return ExitCode::from(2);
+        }
+    }
     if let Some(file) = &args.junit {
         let cases: Vec<JunitCase> = outcomes.iter().map(to_junit).collect();
         if let Err(e) = std::fs::write(file, junit::render("boris-spec", &cases)) {
@@ -250,7 +313,7 @@ fn run(args: RunArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     }
-    if failed > 0 {
+    if failed > expected || !stale.is_empty() {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
@@ -330,9 +393,11 @@ fn bench(args: BenchArgs) -> ExitCode {
     }
 }
 
-fn print_outcome(o: &CaseOutcome) {
+fn print_outcome(o: &CaseOutcome, baseline: &report::Baseline) {
     let path = o.path.display();
-    if let Some(reason) = &o.unsupported {
+    if let report::Status::Expected(why) = report::Status::of(o, baseline) {
+        println!("XFAIL {path}: {why}");
+    } else if let Some(reason) = &o.unsupported {
         println!("UNSUPPORTED {path}: {reason}");
     } else if o.skipped {
         println!("SKIP {path}");

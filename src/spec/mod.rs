@@ -27,6 +27,7 @@ pub mod matcher;
 pub mod model;
 pub mod normalise;
 pub mod process;
+pub mod report;
 pub mod runner;
 pub mod session;
 pub mod session_http;

@@ -73,6 +73,8 @@ pub struct CaseOutcome {
     pub skipped: bool,
     /// The adapter cannot run this case, and why (the case counts as skipped).
     pub unsupported: Option<String>,
+    /// The capabilities the case's `do` steps use, in order of first use.
+    pub capabilities: Vec<String>,
     /// Every failure, first one first. The last entry of a failed case is the tail of
     /// the server's stderr.
     pub failures: Vec<String>,
@@ -95,6 +97,7 @@ impl CaseOutcome {
             passed: false,
             skipped: false,
             unsupported: None,
+            capabilities: Vec::new(),
             failures: vec![message],
             transcript: Value::Array(Vec::new()),
             stderr: String::new(),
@@ -143,6 +146,7 @@ pub fn run_case(case: &Case, opts: &RunOptions) -> CaseOutcome {
     let mut outcome = CaseOutcome::error(&case.path, String::new());
     outcome.failures.clear();
     outcome.golden = case.golden;
+    outcome.capabilities = case.capabilities();
     if skip_reason(case, opts).is_some() {
         outcome.skipped = true;
         outcome.passed = true;

@@ -183,6 +183,18 @@ pub fn parse_case(text: &str) -> Result<Case, String> {
 }
 
 impl Case {
+    /// The capabilities its `do` steps use, each once, in order of first use.
+    pub fn capabilities(&self) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for s in &self.steps {
+            if let Action::Do { capability, .. } = &s.action
+                && !out.contains(capability)
+            {
+                out.push(capability.clone());
+            }
+        }
+        out
+    }
     fn validate(&self) -> Result<(), String> {
         if self.source.trim().is_empty() {
             return Err("invalid case: `source` must not be empty".into());

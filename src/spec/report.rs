@@ -1,0 +1,268 @@
+//! Pure: what a run means for one server — expected failures (a baseline), the score per
+//! capability, and the markdown and JSON reports (issue 13).
+
+use std::collections::BTreeMap;
+
+use serde_json::{Value, json};
+
+use super::runner::CaseOutcome;
+
+/// Expected failures, as the official conformance suite has them: case path (as
+/// reported, e.g. `spec/str_replace/crlf-fallback.yaml`) → one line saying why.
+pub type Baseline = BTreeMap<String, String>;
+
+pub fn parse_baseline(text: &str) -> Result<Baseline, String> {
+    if text.trim().is_empty() {
+        return Ok(Baseline::new());
+    }
+    yaml_serde::from_str::<Option<Baseline>>(text)
+        .map(Option::unwrap_or_default)
+        .map_err(|e| e.to_string())
+}
+
+/// A baseline in the committed form: sorted, one `path: reason` line each.
+pub fn render_baseline(b: &Baseline) -> String {
+    let mut out = String::new();
+    for (path, reason) in b {
+        out.push_str(&format!(
+            "{}: {}\n",
+            path,
+            serde_json::to_string(reason).unwrap_or_default()
+        ));
+    }
+    out
+}
+
+/// How one case came out.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Status {
+    Passed,
+    Failed(String),
+    /// Failed, and the baseline says so.
+    Expected(String),
+    Unsupported(String),
+    Skipped,
+}
+
+impl Status {
+    pub fn of(o: &CaseOutcome, baseline: &Baseline) -> Status {
+        let key = o.path.to_string_lossy();
+        if let Some(reason) = &o.unsupported {
+            Status::Unsupported(reason.clone())
+        } else if o.skipped {
+            Status::Skipped
+        } else if o.passed {
+            Status::Passed
+        } else if let Some(why) = baseline.get(key.as_ref()) {
+            Status::Expected(why.clone())
+        } else {
+            Status::Failed(first_line(
+                o.failures.first().map(String::as_str).unwrap_or(""),
+            ))
+        }
+    }
+
+    fn word(&self) -> &'static str {
+        match self {
+            Status::Passed => "pass",
+            Status::Failed(_) => "fail",
+            Status::Expected(_) => "fail (expected)",
+            Status::Unsupported(_) => "not supported",
+            Status::Skipped => "skipped",
+        }
+    }
+}
+
+/// The first line of a failure, cut to 200 characters.
+pub fn first_line(s: &str) -> String {
+    let line = s.lines().next().unwrap_or("");
+    let cut: String = line.chars().take(200).collect();
+    if cut.len() < line.len() {
+        format!("{cut}…")
+    } else {
+        cut
+    }
+}
+
+/// Baseline entries whose case did not fail (passed, or did not run): the baseline is
+/// stale and must be updated.
+pub fn stale_entries(outcomes: &[CaseOutcome], baseline: &Baseline) -> Vec<String> {
+    baseline
+        .keys()
+        .filter(|path| {
+            !outcomes
+                .iter()
+                .any(|o| o.path.to_string_lossy() == path.as_str() && !o.passed)
+        })
+        .cloned()
+        .collect()
+}
+
+/// The row name for cases whose steps use no capability (protocol, Boris's own tools).
+pub const NO_CAPABILITY: &str = "(other: protocol and Boris's own tools)";
+
+/// Per capability: (pass, fail, not supported). A case counts once for each capability
+/// it uses; expected failures count as failures; skipped cases do not count.
+pub fn capability_scores(
+    outcomes: &[CaseOutcome],
+    baseline: &Baseline,
+) -> Vec<(String, [usize; 3])> {
+    let mut rows: BTreeMap<String, [usize; 3]> = BTreeMap::new();
+    for (cap, _) in super::adapter::CAPABILITIES {
+        rows.insert((*cap).to_string(), [0; 3]);
+    }
+    for o in outcomes {
+        let col = match Status::of(o, baseline) {
+            Status::Passed => 0,
+            Status::Failed(_) | Status::Expected(_) => 1,
+            Status::Unsupported(_) => 2,
+            Status::Skipped => continue,
+        };
+        if o.capabilities.is_empty() {
+            rows.entry(NO_CAPABILITY.to_string()).or_insert([0; 3])[col] += 1;
+        }
+        for cap in &o.capabilities {
+            rows.entry(cap.clone()).or_insert([0; 3])[col] += 1;
+        }
+    }
+    // Capabilities in their documented order, the rest last.
+    let mut out: Vec<(String, [usize; 3])> = super::adapter::CAPABILITIES
+        .iter()
+        .filter_map(|(c, _)| rows.remove(*c).map(|r| ((*c).to_string(), r)))
+        .collect();
+    out.extend(rows);
+    out
+}
+
+/// The score table as text for the terminal.
+pub fn render_scores(scores: &[(String, [usize; 3])]) -> String {
+    let width = scores
+        .iter()
+        .map(|(c, _)| c.len())
+        .max()
+        .unwrap_or(10)
+        .max(10);
+    let mut out = format!(
+        "{:width$}  {:>5}  {:>5}  {:>13}\n",
+        "capability", "pass", "fail", "not supported"
+    );
+    for (cap, [p, f, u]) in scores {
+        out.push_str(&format!("{cap:width$}  {p:>5}  {f:>5}  {u:>13}\n"));
+    }
+    out
+}
+
+/// A markdown report of one run: the scores, then every case that did not pass.
+pub fn render_markdown(adapter: &str, outcomes: &[CaseOutcome], baseline: &Baseline) -> String {
+    let mut out = format!("# boris-spec: {adapter}\n\n");
+    let count = |f: &dyn Fn(&Status) -> bool| {
+        outcomes
+            .iter()
+            .filter(|o| f(&Status::of(o, baseline)))
+            .count()
+    };
+    out.push_str(&format!(
+        "{} passed, {} failed ({} expected by the baseline), {} not supported, {} skipped.\n\n",
+        count(&|s| *s == Status::Passed),
+        count(&|s| matches!(s, Status::Failed(_) | Status::Expected(_))),
+        count(&|s| matches!(s, Status::Expected(_))),
+        count(&|s| matches!(s, Status::Unsupported(_))),
+        count(&|s| *s == Status::Skipped),
+    ));
+    out.push_str("| capability | pass | fail | not supported |\n|---|---:|---:|---:|\n");
+    for (cap, [p, f, u]) in capability_scores(outcomes, baseline) {
+        out.push_str(&format!("| {cap} | {p} | {f} | {u} |\n"));
+    }
+    out.push_str("\n| case | result | why |\n|---|---|---|\n");
+    for o in outcomes {
+        let status = Status::of(o, baseline);
+        let why = match &status {
+            Status::Failed(w) | Status::Expected(w) | Status::Unsupported(w) => w.clone(),
+            Status::Passed | Status::Skipped => continue,
+        };
+        out.push_str(&format!(
+            "| `{}` | {} | {} |\n",
+            o.path.display(),
+            status.word(),
+            why.replace('|', "\\|")
+        ));
+    }
+    out
+}
+
+/// Every case's result as JSON (for tools that build on a run, such as the matrix).
+pub fn to_json(adapter: &str, outcomes: &[CaseOutcome], baseline: &Baseline) -> Value {
+    let cases: Vec<Value> = outcomes
+        .iter()
+        .map(|o| {
+            let status = Status::of(o, baseline);
+            let why = match &status {
+                Status::Failed(w) | Status::Expected(w) | Status::Unsupported(w) => w.clone(),
+                _ => String::new(),
+            };
+            json!({
+                "path": o.path.to_string_lossy(),
+                "status": status.word(),
+                "why": why,
+                "capabilities": o.capabilities,
+                "tags_skipped": o.skipped && o.unsupported.is_none(),
+            })
+        })
+        .collect();
+    json!({"adapter": adapter, "cases": cases})
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    fn outcome(path: &str, passed: bool, caps: &[&str]) -> CaseOutcome {
+        let mut o = CaseOutcome::error(&PathBuf::from(path), "boom\nmore".into());
+        o.passed = passed;
+        o.capabilities = caps.iter().map(|c| c.to_string()).collect();
+        o
+    }
+
+    #[test]
+    fn baselines_scores_and_stale_entries() {
+        let mut unsupported = outcome("spec/c.yaml", true, &["run"]);
+        unsupported.skipped = true;
+        unsupported.unsupported = Some("no shell".into());
+        let outcomes = vec![
+            outcome("spec/a.yaml", true, &["replace", "read_file"]),
+            outcome("spec/b.yaml", false, &["replace"]),
+            unsupported,
+            outcome("spec/d.yaml", false, &[]),
+        ];
+        let baseline =
+            parse_baseline("spec/b.yaml: \"CRLF lost on edit\"\nspec/z.yaml: gone\n").unwrap();
+        assert_eq!(
+            Status::of(&outcomes[1], &baseline),
+            Status::Expected("CRLF lost on edit".into())
+        );
+        assert_eq!(
+            Status::of(&outcomes[3], &baseline),
+            Status::Failed("boom".into())
+        );
+        assert_eq!(
+            stale_entries(&outcomes, &baseline),
+            vec!["spec/z.yaml".to_string()]
+        );
+        let scores: BTreeMap<String, [usize; 3]> = capability_scores(&outcomes, &baseline)
+            .into_iter()
+            .collect();
+        assert_eq!(scores["replace"], [1, 1, 0]);
+        assert_eq!(scores["run"], [0, 0, 1]);
+        assert_eq!(scores[NO_CAPABILITY], [0, 1, 0]);
+        let md = render_markdown("x", &outcomes, &baseline);
+        assert!(
+            md.contains("| `spec/b.yaml` | fail (expected) | CRLF lost on edit |"),
+            "{md}"
+        );
+        assert_eq!(
+            parse_baseline(&render_baseline(&baseline)).unwrap(),
+            baseline
+        );
+    }
+}

@@ -1,0 +1,81 @@
+#!/usr/bin/env python3
+"""Builds the README's compatibility matrix from the JSON results of tests/compat/run.sh.
+
+  matrix.py OUT_DIR BASELINE_DIR NAME...      print the matrix (markdown)
+  matrix.py --embed README MATRIX [--check]   put it between the README's markers, or
+                                              only check that it is there unchanged
+"""
+import json, os, sys
+
+BEGIN, END = "<!-- compat-matrix:begin -->", "<!-- compat-matrix:end -->"
+TITLES = {
+    "boris": "boris",
+    "boris-anthropic-compat": "boris `--anthropic-compat`",
+    "boris-pipe": "boris `--bash-profile pipe`",
+}
+CAPS = ["read_file", "read_range", "list_dir", "write_file", "replace", "replace_all",
+        "run", "search", "find_files"]
+OTHER = "(other: protocol and Boris's own tools)"
+
+def cell(c):
+    p, f, u = c
+    if p + f + u == 0:
+        return "–"
+    parts = []
+    if p: parts.append(f"{p} pass")
+    if f: parts.append(f"**{f} fail**")
+    if u: parts.append(f"{u} n/s")
+    return ", ".join(parts)
+
+def build(out_dir, names):
+    results = {n: json.load(open(os.path.join(out_dir, f"{n}.json"))) for n in names}
+    rows = {}
+    fails = {n: [] for n in names}
+    unsupported = {n: {} for n in names}
+    for n, r in results.items():
+        for c in r["cases"]:
+            st = c["status"]
+            if st == "skipped":
+                continue
+            col = 0 if st == "pass" else 1 if st.startswith("fail") else 2
+            for cap in (c["capabilities"] or [OTHER]):
+                rows.setdefault(cap, {}).setdefault(n, [0, 0, 0])[col] += 1
+            if col == 1:
+                fails[n].append((c["path"], c["why"]))
+            if col == 2:
+                unsupported[n][c["why"]] = unsupported[n].get(c["why"], 0) + 1
+    head = "| capability | " + " | ".join(TITLES.get(n, n) for n in names) + " |"
+    out = [head, "|---|" + "---|" * len(names)]
+    for cap in CAPS + [OTHER]:
+        if cap in rows:
+            out.append(f"| {cap} | " + " | ".join(cell(rows[cap].get(n, [0, 0, 0])) for n in names) + " |")
+    out.append("")
+    out.append("Cases count once per capability they use; n/s = not supported by the server "
+               "(its adapter says why), never counted as a failure.")
+    for n in names:
+        if not fails[n]:
+            continue
+        out.append("")
+        out.append(f"**{TITLES.get(n, n)}** fails, each checked by hand to be the server's own behaviour:")
+        out.append("")
+        for path, why in sorted(fails[n]):
+            out.append(f"- `{path}`: {why}")
+    return "\n".join(out) + "\n"
+
+def embed(readme, matrix, check):
+    text = open(readme).read()
+    body = open(matrix).read()
+    if BEGIN not in text or END not in text:
+        sys.exit(f"{readme}: no {BEGIN} … {END} markers")
+    start = text.index(BEGIN) + len(BEGIN)
+    end = text.index(END)
+    new = text[:start] + "\n" + body + text[end:]
+    if check:
+        sys.exit(0 if new == text else 1)
+    open(readme, "w").write(new)
+
+if __name__ == "__main__":
+    if sys.argv[1] == "--embed":
+        embed(sys.argv[2], sys.argv[3], "--check" in sys.argv)
+    else:
+        sys.stdout.write(build(sys.argv[1], sys.argv[3:]))

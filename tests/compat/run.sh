@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# The compatibility matrix (issue 13): the spec suite against Boris (three profiles) and
+# the peers, each through its adapter, with each server's expected failures in
+# tests/compat/<adapter>.baseline.yml. Every failure in a baseline was checked by hand to
+# be the server's real behaviour, and says so in one line.
+#
+#   tests/compat/run.sh            run everything, rewrite the matrix in README.md
+#   tests/compat/run.sh --check    run everything; fail if a result differs from the
+#                                  baselines or the README matrix is not what the run
+#                                  produced (CI)
+#
+# Peers are installed pinned into tests/compat/.cache (npm lockfiles of bench/, a fixed
+# crate version). Env: BORIS_BIN / BORIS_SPEC_BIN (default target/debug/…, built if
+# missing), COMPAT_ONLY="name …" to run some servers only (no README rewrite).
+set -uo pipefail
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+CACHE="$HERE/.cache"
+OUT="$CACHE/out"
+CHECK=0
+[ "${1:-}" = "--check" ] && CHECK=1
+mkdir -p "$CACHE" "$OUT"
+. "$ROOT/bench/lib.sh"
+
+LITECODE_VERSION=0.1.2
+
+BORIS="${BORIS_BIN:-$ROOT/target/debug/boris}"
+SPEC="${BORIS_SPEC_BIN:-$ROOT/target/debug/boris-spec}"
+if [ ! -x "$BORIS" ] || [ ! -x "$SPEC" ]; then
+  (cd "$ROOT" && cargo build --bins) >&2 || { echo "compat: build failed"; exit 1; }
+fi
+
+export DO_NOT_TRACK=1 NO_UPDATE_NOTIFIER=1 npm_config_update_notifier=false \
+  npm_config_fund=false npm_config_audit=false DESKTOP_COMMANDER_DISABLE_TELEMETRY=1
+FS_DIR="$CACHE/server-filesystem"
+DC_DIR="$CACHE/desktop-commander"
+LC_DIR="$CACHE/litecode"
+q() { printf "'%s'" "$1"; }
+declare -A SERVER=(
+  [boris]="$(q "$BORIS") --transport stdio"
+  [boris-anthropic-compat]="$(q "$BORIS") --transport stdio"
+  [boris-pipe]="$(q "$BORIS") --transport stdio"
+  [server-filesystem]="node $(q "$FS_DIR/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js")"
+  [desktop-commander]="node $(q "$DC_DIR/node_modules/@wonderwhy-er/desktop-commander/dist/index.js")"
+  [litecode]="$(q "$LC_DIR/bin/litecode")"
+)
+ORDER=(boris boris-anthropic-compat boris-pipe server-filesystem desktop-commander litecode)
+[ -n "${COMPAT_ONLY:-}" ] && read -r -a ORDER <<< "$COMPAT_ONLY"
+wants() { [[ " ${ORDER[*]} " == *" $1 "* ]]; }
+wants server-filesystem && { install_pinned "$ROOT/bench/reference" "$FS_DIR" \
+  "$FS_DIR/node_modules/@modelcontextprotocol/server-filesystem/package.json" || exit 1; }
+wants desktop-commander && { install_pinned "$ROOT/bench/peers" "$DC_DIR" \
+  "$DC_DIR/node_modules/@wonderwhy-er/desktop-commander/package.json" || exit 1; }
+if wants litecode && [ ! -x "$LC_DIR/bin/litecode" ]; then
+  echo "compat: installing litecode $LITECODE_VERSION" >&2
+  # --debug: a quarter of the build time, and the suite measures behaviour, not speed.
+  cargo install --debug --locked --quiet --version "$LITECODE_VERSION" --root "$LC_DIR" litecode >&2 \
+    || { echo "compat: cargo install litecode failed"; exit 1; }
+fi
+
+
+status=0
+for name in "${ORDER[@]}"; do
+  base="$HERE/$name.baseline.yml"
+  [ -f "$base" ] || : > "$base"
+  echo "=== $name" >&2
+  # Each case runs in its own temp dir; run from an empty one so nothing leaks in.
+  work=$(mktemp -d)
+  (cd "$work" && HOME="$work" "$SPEC" run --server "${SERVER[$name]}" --adapter "$name" \
+      --baseline "$base" --json "$OUT/$name.json" --report "$OUT/$name.md" -j 2) \
+      > "$OUT/$name.log" 2>&1
+  rc=$?
+  rm -rf "$work"
+  tail -n 3 "$OUT/$name.log" >&2
+  if [ $rc -ne 0 ]; then
+    echo "not ok compat: $name differs from its baseline (see $OUT/$name.log):" >&2
+    grep -E '^(FAIL|STALE)' "$OUT/$name.log" | cut -c1-300 >&2
+    status=1
+  fi
+done
+
+[ -n "${COMPAT_ONLY:-}" ] && exit $status
+python3 "$HERE/matrix.py" "$OUT" "$HERE" "${ORDER[@]}" > "$OUT/matrix.md" || exit 1
+if [ $CHECK -eq 1 ]; then
+  if ! python3 "$HERE/matrix.py" --embed "$ROOT/README.md" "$OUT/matrix.md" --check; then
+    echo "not ok compat: the matrix in README.md is not what this run produced (run tests/compat/run.sh)" >&2
+    status=1
+  fi
+else
+  python3 "$HERE/matrix.py" --embed "$ROOT/README.md" "$OUT/matrix.md"
+fi
+[ $status -eq 0 ] && echo "ok compat: every server matches its baseline" >&2
+exit $status
