@@ -3,11 +3,11 @@
 # copied into any container or machine of the same architecture, and checks that it is
 # static. Prints the path of the binary it leaves in the output directory.
 #
-#   scripts/build-static.sh [--profile release] [--out dist]
+#   scripts/build-static.sh [--profile release] [--out dist] [--libc auto|musl|gnu]
 #
-# It uses the musl target when its standard library is installed
-# (`rustup target add x86_64-unknown-linux-musl`), and otherwise links glibc statically
-# (`-C target-feature=+crt-static`). A static glibc cannot load NSS modules: Boris
+# With --libc auto (the default) it uses the musl target when its standard library is
+# installed (`rustup target add x86_64-unknown-linux-musl`), and otherwise links glibc
+# statically (`-C target-feature=+crt-static`). A static glibc cannot load NSS modules: Boris
 # binds IP literals and `localhost` without the resolver, and looks up no user names;
 # other host names given to --host need a resolver the binary may not have.
 set -euo pipefail
@@ -15,24 +15,28 @@ cd "$(dirname "$0")/.."
 
 profile=release
 out=dist
+libc=auto
 while [ $# -gt 0 ]; do
   case "$1" in
     --profile) profile=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
-    -h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --libc) libc=$2; shift 2 ;;
+    -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "build-static.sh: unknown argument $1 (try --help)" >&2; exit 2 ;;
   esac
 done
 
 arch=$(uname -m)
 musl="$arch-unknown-linux-musl"
-if [ -d "$(rustc --print sysroot)/lib/rustlib/$musl/lib" ]; then
-  target=$musl
-  flags=""   # the musl target links statically by default
-else
-  target="$arch-unknown-linux-gnu"
-  flags="-C target-feature=+crt-static"
+if [ "$libc" = auto ]; then
+  libc=gnu
+  [ -d "$(rustc --print sysroot)/lib/rustlib/$musl/lib" ] && libc=musl
 fi
+case "$libc" in
+  musl) target=$musl; flags="" ;;   # the musl target links statically by default
+  gnu) target="$arch-unknown-linux-gnu"; flags="-C target-feature=+crt-static" ;;
+  *) echo "build-static.sh: --libc takes auto, musl or gnu" >&2; exit 2 ;;
+esac
 echo "build-static.sh: building boris for $target, profile $profile" >&2
 
 # With --target, RUSTFLAGS reach only the target's crates, not build scripts and proc

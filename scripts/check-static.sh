@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Checks that a static `boris` runs where nothing else exists: an empty root holding only
-# the binary, a static shell (busybox), /dev/null and /tmp. Runs `boris --version` and a
+# the binary, a static shell (busybox), /dev/null and /tmp. Runs `boris --version`, a
 # stdio session (initialize, bash `echo hi`, a file written by the shell, view,
-# str_replace, grep) with boris-spec over the chroot's pipes.
+# str_replace, grep) with boris-spec over the chroot's pipes, and an HTTP server on
+# `--host localhost` (no resolver, no /etc/hosts in there) whose /health must answer.
 #
 #   scripts/check-static.sh dist/boris [path/to/boris-spec]
 #
@@ -42,3 +43,30 @@ case "$version" in boris\ *) ;; *) echo "check-static.sh: unexpected --version o
 
 "$spec" run --server "$(printf '%q ' "${enter[@]}") /bin/boris --transport stdio --workdir /project" \
   scripts/static-smoke.yaml
+
+log="$root.http.log"
+"${enter[@]}" /bin/boris --host localhost --port 0 --workdir /project 2>"$log" &
+server=$!
+trap 'kill "$server" 2>/dev/null; rm -rf "$root" "$log"' EXIT
+addr=""
+for _ in $(seq 100); do
+  addr=$(sed -n 's/.*bound=\([0-9.]*:[0-9]*\).*/\1/p' "$log" | head -n 1)
+  [ -n "$addr" ] && break
+  sleep 0.1
+done
+if [ -z "$addr" ]; then
+  echo "check-static.sh: the HTTP server on --host localhost did not start:" >&2
+  cat "$log" >&2
+  exit 1
+fi
+exec 3<>"/dev/tcp/${addr%:*}/${addr##*:}"
+printf 'GET /health HTTP/1.0\r\nHost: localhost\r\n\r\n' >&3
+health=$(cat <&3)
+exec 3<&-
+case "$health" in
+  *'"status":"ok"'*) echo "check-static.sh: HTTP on localhost ($addr): /health ok" ;;
+  *) echo "check-static.sh: /health did not answer ok: $health" >&2; exit 1 ;;
+esac
+kill -TERM "$server"
+wait "$server"
+echo "check-static.sh: the static binary passed in an empty root"
