@@ -9,7 +9,8 @@
 # installed (`rustup target add x86_64-unknown-linux-musl`), and otherwise links glibc
 # statically (`-C target-feature=+crt-static`). A static glibc cannot load NSS modules: Boris
 # binds IP literals and `localhost` without the resolver, and looks up no user names;
-# other host names given to --host need a resolver the binary may not have.
+# other host names given to --host need a resolver the binary may not have, and the
+# random numbers come from the getrandom() system call, not /dev/urandom.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -34,7 +35,10 @@ if [ "$libc" = auto ]; then
 fi
 case "$libc" in
   musl) target=$musl; flags="" ;;   # the musl target links statically by default
-  gnu) target="$arch-unknown-linux-gnu"; flags="-C target-feature=+crt-static" ;;
+  # getrandom finds glibc's getrandom() with dlsym, which a static binary cannot do; it
+  # would then need /dev/urandom, absent from an empty root. Link the call directly.
+  gnu) target="$arch-unknown-linux-gnu"
+       flags='-C target-feature=+crt-static --cfg getrandom_backend="linux_getrandom"' ;;
   *) echo "build-static.sh: --libc takes auto, musl or gnu" >&2; exit 2 ;;
 esac
 echo "build-static.sh: building boris for $target, profile $profile" >&2
@@ -49,12 +53,16 @@ dir=$profile
 bin="${CARGO_TARGET_DIR:-target}/$target/$dir/boris"
 
 # Static means: no program interpreter and no needed shared library.
-description=$(file -b "$bin")
-if printf '%s' "$description" | grep -Eq 'dynamically linked|interpreter'; then
-  echo "build-static.sh: $bin is not static: $description" >&2
-  exit 1
+if command -v file >/dev/null 2>&1; then
+  description=$(file -b "$bin")
+  if printf '%s' "$description" | grep -Eq 'dynamically linked|interpreter'; then
+    echo "build-static.sh: $bin is not static: $description" >&2
+    exit 1
+  fi
+else
+  description="static (file(1) not installed; checked with ldd)"
 fi
-if ldd "$bin" >/dev/null 2>&1 && ldd "$bin" 2>&1 | grep -q '=>'; then
+if ldd "$bin" 2>&1 | grep -q '=>'; then
   echo "build-static.sh: ldd lists shared libraries for $bin:" >&2
   ldd "$bin" >&2
   exit 1
