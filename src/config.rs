@@ -6,7 +6,8 @@
 //! deny pattern like `*.{pem,key}` survives). clap's own `env` support would split the
 //! repeated flags too, so list env vars are read here by hand.
 
-use clap::{Parser, ValueEnum};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -79,11 +80,22 @@ impl LogLevel {
     // The last occurrence of a single-valued flag wins, so a wrapper (or a spec case)
     // can override flags given earlier on the command line.
     args_override_self = true,
+    // `boris completions bash` and `boris man` are subcommands; the server itself takes
+    // only flags, so a flag next to a subcommand is a mistake, not an override.
+    args_conflicts_with_subcommands = true,
     about = "Coding tools for AI agents over MCP: shell, view, edit, create, search.",
     after_help = "Every flag has a BORIS_* environment twin; a flag beats its env var. \
                   List env vars are comma-separated (a comma inside {…} does not split)."
 )]
 pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+
+    /// Validate every flag and BORIS_* variable, print a one-line summary and exit
+    /// (0 when the server would start, 2 with the usual error line when not).
+    #[arg(long)]
+    pub check_config: bool,
+
     /// Transport: http (streamable HTTP at /mcp) or stdio (newline-delimited JSON-RPC).
     #[arg(long, env = "BORIS_TRANSPORT", value_enum, default_value = "http")]
     pub transport: Transport,
@@ -96,9 +108,10 @@ pub struct Cli {
     #[arg(long, env = "BORIS_PORT", default_value_t = 8080)]
     pub port: u16,
 
-    /// Initial working directory of every session.
-    #[arg(long, env = "BORIS_WORKDIR", default_value = ".")]
-    pub workdir: PathBuf,
+    /// Initial working directory of every session [default: the start directory; without
+    /// --workdir or --allow-dir Boris refuses to start in /]. Env: BORIS_WORKDIR.
+    #[arg(long, value_name = "DIR")]
+    pub workdir: Option<PathBuf>,
 
     /// Default bash timeout in seconds (the tool's `timeout` parameter is in milliseconds).
     #[arg(long, env = "BORIS_TIMEOUT", default_value_t = 120, value_parser = clap::value_parser!(u64).range(1..))]
@@ -183,6 +196,23 @@ pub struct Cli {
     /// Log format: text for people, json for machines.
     #[arg(long, env = "BORIS_LOG_FORMAT", value_enum, default_value = "text")]
     pub log_format: LogFormat,
+
+    /// Ids of the arguments whose value came from their BORIS_* variable (filled by
+    /// [`Cli::parse_from_env`]), so an error can name the variable the user set.
+    #[arg(skip)]
+    pub from_env: Vec<String>,
+}
+
+/// What `boris <subcommand>` does instead of serving.
+#[derive(Debug, Clone, Subcommand)]
+pub enum Command {
+    /// Print a shell completion script for bash, zsh, fish, elvish or powershell on stdout.
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff) on stdout: `boris man > boris.1`.
+    Man,
 }
 
 /// The validated configuration the server runs with.
@@ -210,6 +240,9 @@ pub struct Config {
     pub session_idle_timeout: Duration,
     pub log_level: LogLevel,
     pub log_format: LogFormat,
+    /// Things worth a warning at start (logged once logging is set up), e.g. serving the
+    /// whole home directory because Boris was started there without --workdir.
+    pub warnings: Vec<String>,
 }
 
 /// A configuration error: one line naming the flag and what it accepts.
@@ -226,16 +259,46 @@ impl Cli {
     /// Validates the parsed flags against the filesystem and fills list flags from their
     /// env twins. `env` is injected so tests need not touch the process environment.
     pub fn into_config(self, env: impl Fn(&str) -> Option<String>) -> Result<Config, ConfigError> {
-        let workdir = canonical_dir(&self.workdir, "--workdir")?;
+        let (workdir_raw, workdir_name) = match (&self.workdir, env("BORIS_WORKDIR")) {
+            (Some(dir), _) => (Some(dir.clone()), "--workdir"),
+            (None, Some(dir)) if !dir.is_empty() => (Some(PathBuf::from(dir)), "BORIS_WORKDIR"),
+            (None, _) => (None, "--workdir"),
+        };
+        let workdir = canonical_dir(
+            workdir_raw.as_deref().unwrap_or(Path::new(".")),
+            workdir_name,
+        )?;
 
-        let allow_raw: Vec<PathBuf> = if self.allow_dirs.is_empty() {
-            env_list(&env, "BORIS_ALLOW_DIRS")
+        let (allow_raw, allow_name) = if self.allow_dirs.is_empty() {
+            let from_env: Vec<PathBuf> = env_list(&env, "BORIS_ALLOW_DIRS")
                 .into_iter()
                 .map(PathBuf::from)
-                .collect()
+                .collect();
+            (from_env, "BORIS_ALLOW_DIRS")
         } else {
-            self.allow_dirs
+            (self.allow_dirs, "--allow-dir")
         };
+        let mut warnings = Vec::new();
+        if workdir_raw.is_none() && allow_raw.is_empty() {
+            // A desktop client may start its servers in /: without a word from the user,
+            // that would hand the agent the whole disk.
+            if workdir == Path::new("/") {
+                return Err(ConfigError(
+                    "refusing to serve the whole disk: started in / with no --workdir or \
+                     --allow-dir; pass --workdir /path/to/project (or --allow-dir / to mean it)"
+                        .to_string(),
+                ));
+            }
+            if let Some(home) = env("HOME").filter(|h| !h.is_empty())
+                && std::fs::canonicalize(&home).is_ok_and(|home| home == workdir)
+            {
+                warnings.push(format!(
+                    "started in the home directory {} with no --workdir or --allow-dir: \
+                     every file under it is in reach; pass --workdir /path/to/project to narrow it",
+                    workdir.display()
+                ));
+            }
+        }
         let mut allow_dirs = Vec::new();
         for dir in &allow_raw {
             // Relative allow dirs are taken from the working directory, like tool paths.
@@ -244,7 +307,7 @@ impl Cli {
             } else {
                 workdir.join(dir)
             };
-            let canon = canonical_dir(&dir, "--allow-dir")?;
+            let canon = canonical_dir(&dir, allow_name)?;
             if !allow_dirs.contains(&canon) {
                 allow_dirs.push(canon);
             }
@@ -253,26 +316,24 @@ impl Cli {
             allow_dirs.push(workdir.clone());
         }
 
-        let deny_patterns = if self.deny_dirs.is_empty() {
-            env_list(&env, "BORIS_DENY_DIRS")
-        } else {
-            self.deny_dirs
-        };
+        let (deny_patterns, deny_name) =
+            list_or_env(self.deny_dirs, &env, "--deny-dir", "BORIS_DENY_DIRS");
         for pattern in &deny_patterns {
             crate::scope::validate_deny_pattern(pattern).map_err(|e| {
-                ConfigError(format!("invalid value {pattern:?} for --deny-dir: {e}"))
+                ConfigError(format!("invalid value {pattern:?} for {deny_name}: {e}"))
             })?;
         }
 
-        let mut disabled_tools = if self.disable_tools.is_empty() {
-            env_list(&env, "BORIS_DISABLE_TOOLS")
-        } else {
-            self.disable_tools
-        };
+        let (mut disabled_tools, disable_name) = list_or_env(
+            self.disable_tools,
+            &env,
+            "--disable-tools",
+            "BORIS_DISABLE_TOOLS",
+        );
         for name in &disabled_tools {
             if !KNOWN_TOOLS.contains(&name.as_str()) {
                 return Err(ConfigError(format!(
-                    "invalid value {name:?} for --disable-tools: valid tools are {}",
+                    "invalid value {name:?} for {disable_name}: valid tools are {}",
                     KNOWN_TOOLS.join(", ")
                 )));
             }
@@ -281,31 +342,38 @@ impl Cli {
             disabled_tools.push("bash".to_string());
         }
 
-        let allowed_origins = if self.allowed_origins.is_empty() {
-            env_list(&env, "BORIS_ALLOWED_ORIGINS")
-        } else {
-            self.allowed_origins
-        };
+        let (allowed_origins, origin_name) = list_or_env(
+            self.allowed_origins,
+            &env,
+            "--allowed-origin",
+            "BORIS_ALLOWED_ORIGINS",
+        );
         for origin in &allowed_origins {
             if origin != "null" && !origin.contains("://") {
                 return Err(ConfigError(format!(
-                    "invalid value {origin:?} for --allowed-origin: an origin has a scheme, \
+                    "invalid value {origin:?} for {origin_name}: an origin has a scheme, \
                      e.g. https://app.example.com or http://devbox:*"
                 )));
             }
         }
-        let allowed_hosts = if self.allowed_hosts.is_empty() {
-            env_list(&env, "BORIS_ALLOWED_HOSTS")
-        } else {
-            self.allowed_hosts
-        };
+        let (allowed_hosts, _) = list_or_env(
+            self.allowed_hosts,
+            &env,
+            "--allowed-host",
+            "BORIS_ALLOWED_HOSTS",
+        );
 
         if let Some(token) = &self.token
             && token.trim().is_empty()
         {
-            return Err(ConfigError(
-                "invalid value for --token: the token must not be empty".to_string(),
-            ));
+            let name = if self.from_env.iter().any(|id| id == "token") {
+                "BORIS_TOKEN"
+            } else {
+                "--token"
+            };
+            return Err(ConfigError(format!(
+                "invalid value for {name}: the token must not be empty"
+            )));
         }
 
         Ok(Config {
@@ -330,7 +398,92 @@ impl Cli {
             session_idle_timeout: Duration::from_secs(self.session_idle_timeout),
             log_level: self.log_level,
             log_format: self.log_format,
+            warnings,
         })
+    }
+
+    /// Parses `args` (the first is the program name) like `Cli::parse`, remembering which
+    /// values came from BORIS_* variables. A bad value clap rejects is reported under the
+    /// variable's name when that is where it came from: `Err` holds the rendered message
+    /// and the exit code (`--help` and `--version` are `Err` too, with code 0).
+    pub fn parse_from_env(
+        args: Vec<OsString>,
+        env: impl Fn(&str) -> Option<String>,
+    ) -> Result<Cli, (String, i32)> {
+        let matches = match Cli::command().try_get_matches_from(&args) {
+            Ok(m) => m,
+            Err(e) => return Err(render_clap_error(&e, &args, env)),
+        };
+        let mut cli = match Cli::from_arg_matches(&matches) {
+            Ok(c) => c,
+            Err(e) => return Err(render_clap_error(&e, &args, env)),
+        };
+        cli.from_env = matches
+            .ids()
+            .filter(|id| {
+                matches.value_source(id.as_str()) == Some(clap::parser::ValueSource::EnvVariable)
+            })
+            .map(|id| id.as_str().to_string())
+            .collect();
+        Ok(cli)
+    }
+}
+
+/// clap's message for `e`, with `for '--flag <VALUE>'` turned into
+/// `for BORIS_FLAG (the env twin of '--flag <VALUE>')` when the bad value came from the
+/// variable: the flag is not on the command line and the variable is set.
+fn render_clap_error(
+    e: &clap::Error,
+    args: &[OsString],
+    env: impl Fn(&str) -> Option<String>,
+) -> (String, i32) {
+    use clap::error::{ContextKind, ContextValue};
+    let rendered = e.render().to_string();
+    let code = e.exit_code();
+    let Some(ContextValue::String(invalid_arg)) = e.get(ContextKind::InvalidArg) else {
+        return (rendered, code);
+    };
+    let Some(long) = invalid_arg
+        .strip_prefix("--")
+        .and_then(|rest| rest.split([' ', '=']).next())
+    else {
+        return (rendered, code);
+    };
+    let command = Cli::command();
+    let Some(var) = command
+        .get_arguments()
+        .find(|a| a.get_long() == Some(long))
+        .and_then(|a| a.get_env())
+        .and_then(|v| v.to_str())
+    else {
+        return (rendered, code);
+    };
+    let flag = format!("--{long}");
+    let on_command_line = args
+        .iter()
+        .skip(1)
+        .map(|a| a.to_string_lossy())
+        .take_while(|a| a != "--")
+        .any(|a| a == flag || a.starts_with(&format!("{flag}=")));
+    if on_command_line || env(var).is_none() {
+        return (rendered, code);
+    }
+    let quoted = format!("'{invalid_arg}'");
+    let named = rendered.replacen(&quoted, &format!("{var} (the env twin of {quoted})"), 1);
+    (named, code)
+}
+
+/// A repeatable flag's values, or else its env twin's; with the name to put in an error.
+fn list_or_env(
+    values: Vec<String>,
+    env: &impl Fn(&str) -> Option<String>,
+    flag: &'static str,
+    var: &'static str,
+) -> (Vec<String>, &'static str) {
+    if values.is_empty() {
+        (env_list(env, var), var)
+    } else {
+        (values, flag)
     }
 }
 

@@ -9,6 +9,7 @@ pub mod config;
 pub mod error;
 pub mod exec;
 pub mod fsutil;
+pub mod logfmt;
 pub mod scope;
 pub mod search;
 pub mod server;

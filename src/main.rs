@@ -1,27 +1,49 @@
 //! `boris`: parse the command line, set up logging on stderr, start a transport.
 
-use boris::config::{Cli, LogFormat, LogLevel, Transport};
+use boris::config::{Cli, Command, Config, LogFormat, LogLevel, Transport};
+use boris::logfmt::Json;
 use boris::tools::Shared;
-use clap::Parser;
+use clap::CommandFactory;
+use std::io::Write;
 use std::process::ExitCode;
 use std::sync::Arc;
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
-    let config = match cli.into_config(|name| std::env::var(name).ok()) {
+    let env = |name: &str| std::env::var(name).ok();
+    let cli = match Cli::parse_from_env(std::env::args_os().collect(), env) {
+        Ok(cli) => cli,
+        Err((message, code)) => {
+            // --help and --version land here too, with code 0: they belong on stdout.
+            if code == 0 {
+                let _ = std::io::stdout().write_all(message.as_bytes());
+            } else {
+                let _ = std::io::stderr().write_all(message.as_bytes());
+            }
+            return ExitCode::from(u8::try_from(code).unwrap_or(2));
+        }
+    };
+    if let Some(command) = &cli.command {
+        return generate(command);
+    }
+    let check_only = cli.check_config;
+    let config = match cli.into_config(env) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("boris: {e}");
             return ExitCode::from(2);
         }
     };
+    if check_only {
+        return check_config(config);
+    }
     init_logging(&config);
+    for warning in &config.warnings {
+        tracing::warn!("{warning}");
+    }
 
     let token = if config.generate_token {
-        let token = random_token();
-        // Printed whatever the log level: it is the only way to learn it.
-        eprintln!("bearer token: {token}");
-        Some(token)
+        // Printed (with the URL) by the HTTP transport once it listens.
+        Some(random_token())
     } else {
         config.token.clone()
     };
@@ -36,9 +58,9 @@ fn main() -> ExitCode {
     tracing::info!(
         version = env!("CARGO_PKG_VERSION"),
         workdir = %shared.config.workdir.display(),
-        allowed = ?shared.scope.allow_dirs(),
-        denied = ?shared.scope.deny_patterns(),
-        tools = ?shared.tools.iter().map(|t| t.name.as_ref()).collect::<Vec<_>>(),
+        allowed = ?Json(paths(shared.scope.allow_dirs())),
+        denied = ?Json(shared.scope.deny_patterns()),
+        tools = ?Json(shared.tools.iter().map(|t| t.name.as_ref()).collect::<Vec<&str>>()),
         shell = %shared.shell.display(),
         "boris starting"
     );
@@ -84,6 +106,78 @@ fn main() -> ExitCode {
     }
 }
 
+/// `boris completions SHELL` and `boris man`: generated from the clap definition, so
+/// they never drift from the flags.
+fn generate(command: &Command) -> ExitCode {
+    let mut cmd = Cli::command();
+    let mut out = Vec::new();
+    let written = match command {
+        Command::Completions { shell } => {
+            clap_complete::generate(*shell, &mut cmd, "boris", &mut out);
+            Ok(())
+        }
+        Command::Man => clap_mangen::Man::new(cmd).render(&mut out),
+    };
+    match written.and_then(|()| std::io::stdout().write_all(&out)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("boris: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// `--check-config`: everything the server checks before it serves (flags, variables,
+/// directories, deny patterns, a directory for command output), then one line on stdout.
+fn check_config(config: Config) -> ExitCode {
+    for warning in &config.warnings {
+        eprintln!("boris: warning: {warning}");
+    }
+    let shared = match Shared::new(config) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("boris: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    shared.spill.remove();
+    let config = &shared.config;
+    let list = |items: Vec<String>| {
+        if items.is_empty() {
+            "none".to_string()
+        } else {
+            items.join(",")
+        }
+    };
+    let transport = match config.transport {
+        Transport::Stdio => "stdio".to_string(),
+        Transport::Http => format!(
+            "http on {}:{} ({})",
+            config.host,
+            config.port,
+            if config.generate_token {
+                "generated token"
+            } else if config.token.is_some() {
+                "token required"
+            } else {
+                "no token"
+            }
+        ),
+    };
+    println!(
+        "boris: configuration ok: transport {transport}; workdir {}; allowed {}; denied {}; tools {}",
+        config.workdir.display(),
+        list(paths(shared.scope.allow_dirs())),
+        list(shared.scope.deny_patterns().to_vec()),
+        list(shared.tools.iter().map(|t| t.name.to_string()).collect()),
+    );
+    ExitCode::SUCCESS
+}
+
+fn paths(dirs: &[std::path::PathBuf]) -> Vec<String> {
+    dirs.iter().map(|d| d.display().to_string()).collect()
+}
+
 fn init_logging(config: &boris::config::Config) {
     let filter = tracing_subscriber::EnvFilter::try_from_env("RUST_LOG").unwrap_or_else(|_| {
         // rmcp logs every message at info; keep its chatter for --log-level debug.
@@ -104,7 +198,8 @@ fn init_logging(config: &boris::config::Config) {
         // default reports the failure with `eprintln!`, which panics on a closed stderr).
         .log_internal_errors(false);
     match config.log_format {
-        LogFormat::Json => builder.json().init(),
+        // Fields as JSON values (arrays stay arrays): see `boris::logfmt`.
+        LogFormat::Json => builder.event_format(boris::logfmt::JsonLines).init(),
         LogFormat::Text => builder.init(),
     }
 }

@@ -162,3 +162,153 @@ fn http_bearer_token_is_required_and_checked() {
     let health = get_health(&server.addr);
     assert!(health.starts_with("HTTP/1.1 200"), "{health}");
 }
+
+/// `boris` with every inherited BORIS_* variable removed, so a developer's settings never
+/// change what a test sees.
+fn boris() -> Command {
+    let mut cmd = Command::new(BIN);
+    for (name, _) in std::env::vars_os() {
+        if name.to_string_lossy().starts_with("BORIS_") {
+            cmd.env_remove(name);
+        }
+    }
+    cmd.stdin(Stdio::null());
+    cmd
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+#[test]
+fn started_in_root_without_a_directory_refuses_with_one_line() {
+    // issue 11: a desktop client that starts servers in / must not hand out the disk.
+    let out = boris()
+        .current_dir("/")
+        .args(["--transport", "stdio"])
+        .output()
+        .expect("run boris");
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let stderr = text(&out.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("--workdir") && stderr.contains("--allow-dir /"),
+        "{stderr}"
+    );
+    assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn started_in_root_with_an_explicit_directory_starts() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let project = tmp.path().to_str().expect("utf-8 temp path");
+    type Case<'a> = (&'a [&'a str], Option<(&'a str, &'a str)>);
+    let cases: [Case; 5] = [
+        (&["--allow-dir", "/"], None),
+        (&["--workdir", "/"], None),
+        (&["--workdir", project], None),
+        (&[], Some(("BORIS_WORKDIR", "/"))),
+        (&[], Some(("BORIS_ALLOW_DIRS", "/"))),
+    ];
+    for (args, env) in cases {
+        let mut cmd = boris();
+        cmd.current_dir("/")
+            .args(["--transport", "stdio"])
+            .args(args)
+            .arg("--check-config");
+        if let Some((k, v)) = env {
+            cmd.env(k, v);
+        }
+        let out = cmd.output().expect("run boris");
+        assert!(out.status.success(), "{args:?} {env:?}: {out:?}");
+    }
+}
+
+#[test]
+fn check_config_prints_one_summary_line() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let out = boris()
+        .args(["--transport", "stdio", "--workdir"])
+        .arg(tmp.path())
+        .args(["--deny-dir", ".env", "--no-bash", "--check-config"])
+        .output()
+        .expect("run boris");
+    assert!(out.status.success(), "{out:?}");
+    let stdout = text(&out.stdout);
+    assert_eq!(stdout.lines().count(), 1, "{stdout}");
+    assert!(
+        stdout.starts_with("boris: configuration ok: transport stdio;"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("denied .env;"), "{stdout}");
+    assert!(!stdout.contains("bash,"), "{stdout}");
+    assert!(out.stderr.is_empty(), "{out:?}");
+}
+
+#[test]
+fn completions_and_man_page_come_from_the_flags() {
+    for shell in ["bash", "zsh", "fish"] {
+        let out = boris()
+            .args(["completions", shell])
+            .output()
+            .expect("run boris");
+        assert!(out.status.success(), "{shell}: {out:?}");
+        let script = text(&out.stdout);
+        assert!(script.contains("workdir"), "{shell}: {script}");
+        assert!(script.contains("max-file-size"), "{shell}: {script}");
+    }
+    let out = boris().arg("man").output().expect("run boris");
+    assert!(out.status.success(), "{out:?}");
+    let page = text(&out.stdout);
+    assert!(page.contains(".TH boris 1"), "{page}");
+    assert!(page.contains("allow\\-dir"), "{page}");
+    // A subcommand does not mix with server flags: that would be a silent no-op.
+    let out = boris()
+        .args(["--transport", "stdio", "man"])
+        .output()
+        .expect("run boris");
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+}
+
+#[test]
+fn json_logs_carry_arrays_as_arrays() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let mut child = boris()
+        .args(["--transport", "stdio", "--log-format", "json", "--workdir"])
+        .arg(tmp.path())
+        .args(["--deny-dir", ".env", "--deny-dir", "*.pem"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn boris");
+    let mut first = String::new();
+    BufReader::new(child.stderr.take().expect("stderr"))
+        .read_line(&mut first)
+        .expect("read the start line");
+    drop(child.stdin.take());
+    let _ = child.wait();
+    let line: serde_json::Value = serde_json::from_str(&first).expect("a JSON log line");
+    let fields = &line["fields"];
+    assert_eq!(fields["message"], "boris starting", "{first}");
+    assert_eq!(
+        fields["denied"],
+        serde_json::json!([".env", "*.pem"]),
+        "{first}"
+    );
+    let tools = fields["tools"].as_array().expect("tools is an array");
+    assert!(tools.iter().any(|t| t == "view"), "{first}");
+    assert!(fields["allowed"].is_array(), "{first}");
+    assert_eq!(line["level"], "INFO", "{first}");
+}
+
+#[test]
+fn http_start_prints_the_url_before_the_bound_line() {
+    let server = start_http(&["--generate-token"]);
+    let url = format!("boris: MCP at http://{}/mcp", server.addr);
+    assert!(
+        server.stderr_lines.iter().any(|l| l.starts_with(&url)),
+        "{:#?}",
+        server.stderr_lines
+    );
+}

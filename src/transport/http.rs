@@ -16,7 +16,8 @@ use axum::routing::get;
 use axum::{Json, Router};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
-use std::net::IpAddr;
+use std::io::Write as _;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
@@ -281,6 +282,65 @@ fn cors(origins: Arc<Vec<String>>) -> CorsLayer {
         .max_age(Duration::from_secs(600))
 }
 
+/// The addresses for `--host` when it needs no resolver: an IP literal (IPv6 with or
+/// without brackets) or `localhost` (127.0.0.1, then ::1). `None`: ask the resolver.
+pub fn literal_addrs(host: &str, port: u16) -> Option<Vec<SocketAddr>> {
+    if host.eq_ignore_ascii_case("localhost") {
+        return Some(vec![
+            SocketAddr::new(IpAddr::from([127, 0, 0, 1]), port),
+            SocketAddr::new(IpAddr::from(std::net::Ipv6Addr::LOCALHOST), port),
+        ]);
+    }
+    let ip = host
+        .strip_prefix('[')
+        .and_then(|h| h.strip_suffix(']'))
+        .unwrap_or(host)
+        .parse::<IpAddr>()
+        .ok()?;
+    Some(vec![SocketAddr::new(ip, port)])
+}
+
+/// The lines printed on stderr once the HTTP server listens: the endpoint's URL (for an
+/// unspecified address, that it listens on every interface), and whether a bearer token
+/// is needed, with the token itself when Boris generated it.
+pub fn start_banner(bound: SocketAddr, token: Option<&str>, generated: bool) -> String {
+    let port = bound.port();
+    let url = if bound.ip().is_unspecified() {
+        let family = if bound.is_ipv4() {
+            "IPv4"
+        } else {
+            "IPv6 (and, where the system maps them, IPv4)"
+        };
+        format!(
+            "boris: listening on all {family} interfaces, port {port}: MCP at http://<this host>:{port}/mcp \
+             (from this machine: http://{}/mcp)",
+            SocketAddr::new(
+                if bound.is_ipv4() {
+                    IpAddr::from([127, 0, 0, 1])
+                } else {
+                    IpAddr::from(std::net::Ipv6Addr::LOCALHOST)
+                },
+                port
+            )
+        )
+    } else {
+        // SocketAddr's Display puts an IPv6 address in brackets, as a URL needs.
+        format!("boris: MCP at http://{bound}/mcp (health check: http://{bound}/health)")
+    };
+    let auth = match (token, generated) {
+        (Some(token), true) => format!(
+            "boris: a bearer token is required (generated): send `Authorization: Bearer <token>`\nbearer token: {token}"
+        ),
+        (Some(_), false) => {
+            "boris: a bearer token is required (--token): send `Authorization: Bearer <token>`"
+                .to_string()
+        }
+        (None, _) => "boris: no bearer token required (--token or --generate-token to require one)"
+            .to_string(),
+    };
+    format!("{url}\n{auth}")
+}
+
 pub fn is_loopback(host: &str) -> bool {
     host == "localhost"
         || host
@@ -343,13 +403,24 @@ pub async fn serve(shared: Arc<Shared>, token: Option<String>) -> anyhow::Result
 
     let config = &shared.config;
     let addr = format!("{}:{}", config.host, config.port);
-    let listener = tokio::net::TcpListener::bind(&addr)
-        .await
-        .map_err(|e| anyhow::anyhow!("cannot listen on {addr}: {e}"))?;
+    // Literal addresses and `localhost` are bound without the system resolver: a static
+    // glibc binary has no NSS in an empty container, so `getaddrinfo` would fail there.
+    let listener = match literal_addrs(&config.host, config.port) {
+        Some(addrs) => tokio::net::TcpListener::bind(&addrs[..]).await,
+        None => tokio::net::TcpListener::bind(&addr).await,
+    }
+    .map_err(|e| anyhow::anyhow!("cannot listen on {addr}: {e}"))?;
     let bound = listener.local_addr()?;
     if !is_loopback(&config.host) && token.is_none() {
         tracing::warn!(%bound, "listening beyond loopback without a bearer token: anyone who can reach this port can run commands (use --token or --generate-token)");
     }
+    // Whatever the log level, and before the `bound=` line harnesses wait for: what a
+    // user needs to point a client at this server.
+    let _ = writeln!(
+        std::io::stderr(),
+        "{}",
+        start_banner(bound, token.as_deref(), config.generate_token)
+    );
     tracing::info!(%bound, "serving MCP over streamable HTTP at /mcp");
 
     let ct = CancellationToken::new();
@@ -406,6 +477,33 @@ pub async fn serve(shared: Arc<Shared>, token: Option<String>) -> anyhow::Result
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn literal_hosts_need_no_resolver() {
+        let v4: SocketAddr = "127.0.0.1:8080".parse().unwrap();
+        let v6: SocketAddr = "[::1]:8080".parse().unwrap();
+        assert_eq!(literal_addrs("localhost", 8080), Some(vec![v4, v6]));
+        assert_eq!(literal_addrs("127.0.0.1", 8080), Some(vec![v4]));
+        assert_eq!(literal_addrs("::1", 8080), Some(vec![v6]));
+        assert_eq!(literal_addrs("[::1]", 8080), Some(vec![v6]));
+        assert_eq!(literal_addrs("devbox.lan", 8080), None);
+    }
+
+    #[test]
+    fn the_start_banner_gives_the_url_and_the_token() {
+        let banner = start_banner("127.0.0.1:8080".parse().unwrap(), Some("abc"), true);
+        assert!(banner.contains("http://127.0.0.1:8080/mcp"), "{banner}");
+        assert!(banner.contains("\nbearer token: abc"), "{banner}");
+        let banner = start_banner("[::1]:9".parse().unwrap(), Some("abc"), false);
+        assert!(banner.contains("http://[::1]:9/mcp"), "{banner}");
+        assert!(
+            banner.contains("required (--token)") && !banner.contains("abc"),
+            "{banner}"
+        );
+        let banner = start_banner("0.0.0.0:8080".parse().unwrap(), None, false);
+        assert!(banner.contains("all IPv4 interfaces"), "{banner}");
+        assert!(banner.contains("no bearer token required"), "{banner}");
+    }
 
     #[test]
     fn loopback_names() {
