@@ -52,3 +52,33 @@ fn spec_dir_replaces_the_suite() {
     assert!(out.contains("PASS mine/pong.yaml"), "{out}");
     assert!(out.contains("1 passed, 0 failed"), "{out}");
 }
+
+fn verb(args: &[&str]) -> (bool, String) {
+    let out = Command::new(SPEC)
+        .args(args)
+        .output()
+        .expect("run boris-spec");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
+}
+
+#[test]
+fn smoke_and_lint_pass_on_boris() {
+    let server = format!("'{BORIS}' --transport stdio");
+    let (ok, out) = verb(&["smoke", "--server", &server]);
+    assert!(ok, "{out}");
+    assert!(out.contains("ok   tools/list: 8 tools: bash,"), "{out}");
+    assert!(
+        out.contains("ok   prompts: neither declared nor answered"),
+        "{out}"
+    );
+    // Boris's own tools/list has nothing a client warns about.
+    let (ok, out) = verb(&["lint", "--server", &server, "--strict"]);
+    assert!(ok, "{out}");
+    assert!(out.contains("0 errors, 0 warnings"), "{out}");
+    // A server that does not start is a failure, not a hang.
+    let (ok, out) = verb(&["smoke", "--server", "false", "--timeout-ms", "3000"]);
+    assert!(!ok, "{out}");
+}

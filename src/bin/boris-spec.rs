@@ -51,6 +51,29 @@ enum Cmd {
     Bench(BenchArgs),
     /// Only load and validate case files (no server): reports every invalid case.
     Check(SuiteArgs),
+    /// Preflight: start the server, initialize, ping, list its tools and check that
+    /// what it declares is what answers. Calls no tool.
+    Smoke {
+        /// Shell command that starts the server on stdio.
+        #[arg(long)]
+        server: String,
+        #[arg(long, value_name = "N", default_value_t = boris::spec::model::DEFAULT_TIMEOUT_MS)]
+        timeout_ms: u64,
+    },
+    /// Check the server's tools/list as clients read it: names, descriptions,
+    /// annotations, JSON Schema problems, and the token cost of the list.
+    Lint {
+        /// Shell command that starts the server on stdio.
+        #[arg(long)]
+        server: String,
+        #[arg(long, value_name = "N", default_value_t = boris::spec::model::DEFAULT_TIMEOUT_MS)]
+        timeout_ms: u64,
+        /// Warnings fail too (exit 1), not only errors.
+        #[arg(long)]
+        strict: bool,
+    },
+    /// List the capabilities portable cases use and the built-in adapters.
+    Capabilities,
 }
 
 /// Which cases: the suite built into this binary, or a directory of your own, plus
@@ -179,6 +202,89 @@ fn main() -> ExitCode {
         Cmd::Run(args) => run(args),
         Cmd::Bench(args) => bench(args),
         Cmd::Check(suite) => check(&suite),
+        Cmd::Smoke { server, timeout_ms } => smoke(&server, timeout_ms),
+        Cmd::Lint {
+            server,
+            timeout_ms,
+            strict,
+        } => lint(&server, timeout_ms, strict),
+        Cmd::Capabilities => {
+            for (cap, values) in boris::spec::adapter::CAPABILITIES {
+                println!("{cap:12} {values}");
+            }
+            println!(
+                "\nbuilt-in adapters: {}",
+                boris::spec::adapter::builtin_names().join(", ")
+            );
+            ExitCode::SUCCESS
+        }
+    }
+}
+
+fn server_command(server: &str) -> Result<String, ExitCode> {
+    match std::env::current_dir() {
+        Ok(cwd) => Ok(spec::resolve_server_command(server, &cwd)),
+        Err(e) => {
+            eprintln!("boris-spec: cannot read the current directory: {e}");
+            Err(ExitCode::from(2))
+        }
+    }
+}
+
+fn smoke(server: &str, timeout_ms: u64) -> ExitCode {
+    let cmd = match server_command(server) {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
+    match boris::spec::preflight::smoke(&cmd, Duration::from_millis(timeout_ms)) {
+        Ok(s) => {
+            print!("{}", s.report);
+            if s.ok {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            }
+        }
+        Err(e) => {
+            println!("FAIL {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn lint(server: &str, timeout_ms: u64, strict: bool) -> ExitCode {
+    use boris::spec::preflight::{self, Level};
+    let cmd = match server_command(server) {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
+    let (tools, findings) = match preflight::lint(&cmd, Duration::from_millis(timeout_ms)) {
+        Ok(r) => r,
+        Err(e) => {
+            println!("FAIL {e}");
+            return ExitCode::from(1);
+        }
+    };
+    for f in &findings {
+        let level = match f.level {
+            Level::Error => "error",
+            Level::Warning => "warning",
+        };
+        println!("{level}: {}: {}", f.tool, f.message);
+    }
+    let list = serde_json::json!({ "tools": tools }).to_string();
+    let errors = findings.iter().filter(|f| f.level == Level::Error).count();
+    let warnings = findings.len() - errors;
+    println!(
+        "{} tools; tools/list is {} characters, about {} tokens; {errors} errors, {warnings} warnings",
+        tools.len(),
+        list.chars().count(),
+        preflight::approx_tokens(&list)
+    );
+    if errors > 0 || (strict && warnings > 0) {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
     }
 }
 

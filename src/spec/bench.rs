@@ -209,13 +209,7 @@ pub fn run(opts: &BenchOptions) -> Result<BenchReport, String> {
             tmp.path().to_path_buf()
         }
     };
-    let (cmdline, direct) = server_cmdline(&opts.server_cmd, "", &[]);
-    let server = Server::spawn(&cmdline, &workdir, &BTreeMap::new(), direct)?;
-    let mut conn = Conn {
-        server,
-        next_id: 0,
-        timeout: opts.timeout,
-    };
+    let mut conn = Conn::start(&opts.server_cmd, &workdir, opts.timeout)?;
     match conn.bench(opts) {
         Ok(report) => {
             conn.server.close_stdin();
@@ -242,14 +236,32 @@ struct Batch {
     first_error: Option<String>,
 }
 
-struct Conn {
-    server: Server,
+/// One stdio connection to a server, one request at a time or pipelined (also used by
+/// `boris-spec smoke` and `lint`).
+pub(crate) struct Conn {
+    pub(crate) server: Server,
     next_id: i64,
     timeout: Duration,
 }
 
 impl Conn {
-    fn bench(&mut self, opts: &BenchOptions) -> Result<BenchReport, String> {
+    /// Starts `server_cmd` (as the runner does) in `workdir`.
+    pub(crate) fn start(
+        server_cmd: &str,
+        workdir: &std::path::Path,
+        timeout: Duration,
+    ) -> Result<Conn, String> {
+        let (cmdline, direct) = server_cmdline(server_cmd, "", &[]);
+        let server = Server::spawn(&cmdline, workdir, &BTreeMap::new(), direct)?;
+        Ok(Conn {
+            server,
+            next_id: 0,
+            timeout,
+        })
+    }
+
+    /// `initialize` and `notifications/initialized`; returns the initialize result.
+    pub(crate) fn initialize(&mut self) -> Result<Value, String> {
         let init = json!({"jsonrpc": "2.0", "id": self.alloc_id(), "method": "initialize",
                           "params": default_initialize_params()});
         let r = self
@@ -262,6 +274,24 @@ impl Conn {
             ));
         }
         self.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))?;
+        Ok(r.get("result").cloned().unwrap_or(Value::Null))
+    }
+
+    /// One request by method, answered (result or JSON-RPC error).
+    pub(crate) fn call_method(
+        &mut self,
+        method: &str,
+        params: Option<Value>,
+    ) -> Result<Value, String> {
+        let mut msg = json!({"jsonrpc": "2.0", "id": self.alloc_id(), "method": method});
+        if let Some(p) = params {
+            msg["params"] = p;
+        }
+        self.request(&msg)
+    }
+
+    fn bench(&mut self, opts: &BenchOptions) -> Result<BenchReport, String> {
+        self.initialize()?;
 
         for (tool, args) in &opts.init_calls {
             let msg = self.call_msg(tool, args);

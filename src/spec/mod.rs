@@ -26,6 +26,7 @@ pub mod junit;
 pub mod matcher;
 pub mod model;
 pub mod normalise;
+pub mod preflight;
 pub mod process;
 pub mod report;
 pub mod runner;
