@@ -164,6 +164,12 @@ pub struct Cli {
     #[arg(long = "allowed-host", value_name = "HOST")]
     pub allowed_hosts: Vec<String>,
 
+    /// An environment variable for every command, `KEY=VALUE` (repeatable); it wins over
+    /// the non-interactive defaults (GIT_EDITOR=false, PAGER=cat, TERM=dumb, …).
+    /// Env: BORIS_ENV (comma-separated).
+    #[arg(long = "env", value_name = "KEY=VALUE")]
+    pub env: Vec<String>,
+
     /// Generate a random bearer token and print it on stderr.
     #[arg(long, env = "BORIS_GENERATE_TOKEN", value_parser = clap::builder::BoolishValueParser::new(), default_value_t = false, num_args = 0..=1, default_missing_value = "true")]
     pub generate_token: bool,
@@ -234,6 +240,8 @@ pub struct Config {
     pub generate_token: bool,
     pub allowed_origins: Vec<String>,
     pub allowed_hosts: Vec<String>,
+    /// `--env` entries, in order.
+    pub env: Vec<(String, String)>,
     pub background_task_timeout: Option<Duration>,
     pub require_view_before_edit: ViewBeforeEdit,
     pub bash_profile: BashProfile,
@@ -363,6 +371,27 @@ impl Cli {
             "BORIS_ALLOWED_HOSTS",
         );
 
+        let (env_entries, env_name) = list_or_env(self.env, &env, "--env", "BORIS_ENV");
+        let mut command_env = Vec::new();
+        for entry in &env_entries {
+            let (key, value) = entry.split_once('=').unwrap_or((entry, ""));
+            let valid_key = !key.is_empty()
+                && !key.starts_with(|c: char| c.is_ascii_digit())
+                && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+            if !entry.contains('=') || !valid_key {
+                return Err(ConfigError(format!(
+                    "invalid value {entry:?} for {env_name}: expected KEY=VALUE with KEY made \
+                     of letters, digits and _ (not starting with a digit)"
+                )));
+            }
+            if key == "BORIS_TOKEN" {
+                return Err(ConfigError(format!(
+                    "invalid value for {env_name}: BORIS_TOKEN is never passed to commands"
+                )));
+            }
+            command_env.push((key.to_string(), value.to_string()));
+        }
+
         if let Some(token) = &self.token
             && token.trim().is_empty()
         {
@@ -391,6 +420,7 @@ impl Cli {
             generate_token: self.generate_token,
             allowed_origins,
             allowed_hosts,
+            env: command_env,
             background_task_timeout: (self.background_task_timeout > 0)
                 .then(|| Duration::from_secs(self.background_task_timeout)),
             require_view_before_edit: self.require_view_before_edit,

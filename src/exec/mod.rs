@@ -118,7 +118,59 @@ pub struct Spawn<'a> {
     pub cwd: &'a Path,
     pub stdout: Limits,
     pub stderr: Limits,
+    /// Set in the command's environment ([`command_env`]).
+    pub env: &'a [(String, String)],
+    /// Where a script too long for the argument list is written for the shell to read.
+    pub scratch: &'a Path,
 }
+
+/// The environment every command gets, so that programs which would wait for a person
+/// fail at once instead (a command's stdin is `/dev/null`, but an editor or a pager
+/// opens the terminal, or waits on a TTY that is not there, until the timeout). Each
+/// entry, and why:
+///
+/// - `GIT_EDITOR`, `EDITOR`, `VISUAL` = `false`: `git commit` without `-m`,
+///   `git rebase -i`, `crontab -e`… exit non-zero at once with the program's own message
+///   (git: "There was a problem with the editor 'false'… use -m or -F").
+/// - `GIT_PAGER`, `PAGER`, `MANPAGER` = `cat`: `git log`, `man` print and exit instead
+///   of waiting in `less`.
+/// - `GIT_TERMINAL_PROMPT=0`: git fails instead of asking for a username or password.
+/// - `TERM=dumb`: no full-screen UI, no cursor movement, no colour escapes in output.
+/// - `NO_COLOR=1`: the convention (no-color.org) for "no ANSI colours".
+/// - `DEBIAN_FRONTEND=noninteractive`: apt and dpkg take defaults instead of asking.
+/// - `PIP_NO_INPUT=1`: pip fails instead of prompting.
+///
+/// `--env KEY=VALUE` entries are added after these and win.
+pub const NON_INTERACTIVE_ENV: &[(&str, &str)] = &[
+    ("GIT_EDITOR", "false"),
+    ("EDITOR", "false"),
+    ("VISUAL", "false"),
+    ("GIT_PAGER", "cat"),
+    ("PAGER", "cat"),
+    ("MANPAGER", "cat"),
+    ("GIT_TERMINAL_PROMPT", "0"),
+    ("TERM", "dumb"),
+    ("NO_COLOR", "1"),
+    ("DEBIAN_FRONTEND", "noninteractive"),
+    ("PIP_NO_INPUT", "1"),
+];
+
+/// [`NON_INTERACTIVE_ENV`] with the user's `--env` entries applied over it.
+pub fn command_env(extra: &[(String, String)]) -> Vec<(String, String)> {
+    let mut env: Vec<(String, String)> = NON_INTERACTIVE_ENV
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    for (k, v) in extra {
+        env.retain(|(key, _)| key != k);
+        env.push((k.clone(), v.clone()));
+    }
+    env
+}
+
+/// Scripts longer than this are not passed as an argument: Linux refuses a single
+/// argument over 128 KiB (MAX_ARG_STRLEN) with "Argument list too long".
+pub const MAX_INLINE_SCRIPT_BYTES: usize = 64 * 1024;
 
 /// How a process ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -155,10 +207,25 @@ impl Running {
             std::process::id(),
             NEXT_TAG.fetch_add(1, Ordering::Relaxed)
         );
+        // A long script goes to a file the shell sources: `exit N`, traps and `$?` behave
+        // exactly as with `-c`, and the argument list stays short.
+        let script_file = if spec.script.len() > MAX_INLINE_SCRIPT_BYTES {
+            let mut f = tempfile::Builder::new()
+                .prefix("script-")
+                .suffix(".sh")
+                .tempfile_in(spec.scratch)?;
+            std::io::Write::write_all(f.as_file_mut(), spec.script.as_bytes())?;
+            Some(f.into_temp_path())
+        } else {
+            None
+        };
         let mut cmd = Command::new(spec.shell);
-        cmd.arg("-c")
-            .arg(spec.script)
-            .current_dir(spec.cwd)
+        match &script_file {
+            Some(path) => cmd.arg("-c").arg(r#". "$0""#).arg(path.as_os_str()),
+            None => cmd.arg("-c").arg(spec.script),
+        };
+        cmd.current_dir(spec.cwd)
+            .envs(spec.env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -168,6 +235,8 @@ impl Running {
             .process_group(0);
         let mut child = cmd.spawn()?;
         let pid = child.id() as i32;
+        // Removed once the shell has exited (the waiter below owns it).
+        let script_file = script_file;
         live_groups().get_or_insert_with(HashSet::new).insert(pid);
 
         let stdout = Arc::new(Mutex::new(Capture::new(spec.stdout)));
@@ -219,6 +288,7 @@ impl Running {
                     }
                     Err(_) => -1,
                 };
+                drop(script_file);
                 let _ = exit_tx.send(Some(Exit { code }));
             })?;
 

@@ -161,6 +161,8 @@ pub fn start_shell(
         cwd,
         stdout,
         stderr,
+        env: &ctx.shared.command_env,
+        scratch: ctx.shared.spill.path(),
     })
     .map_err(|e| {
         ToolError::new(

@@ -44,6 +44,8 @@ pub struct Shared {
     pub shell: std::path::PathBuf,
     /// Where bash's spill files go; readable by view and grep whatever the allow list.
     pub spill: crate::exec::SpillDir,
+    /// The environment every command gets: non-interactive defaults plus `--env`.
+    pub command_env: Vec<(String, String)>,
 }
 
 impl Shared {
@@ -62,6 +64,7 @@ impl Shared {
             // An agent that cannot view could never satisfy the rule.
             ViewBeforeEdit::Auto => can_view,
         };
+        let command_env = crate::exec::command_env(&config.env);
         Ok(Shared {
             config,
             scope,
@@ -69,6 +72,7 @@ impl Shared {
             tools,
             edit_locks: Default::default(),
             shell: crate::exec::detect_shell(),
+            command_env,
             spill,
         })
     }
