@@ -92,7 +92,10 @@ pub async fn run(ctx: &Ctx, args: BashArgs, call: &Call) -> ToolResult<CallToolR
     running.finish().await;
 
     let cwd = exec::lock(&running.stdout).strip_sentinel(&ctx.ws.nonce);
-    if let Some(cwd) = cwd {
+    // A command that timed out or was cancelled leaves the cwd where it was before it,
+    // however it died: with SIGTERM the shell's EXIT trap still reports where it got
+    // to, with SIGKILL it cannot, and the next call must not depend on which.
+    if let (Some(cwd), Outcome::Exited(_)) = (cwd, outcome) {
         let cwd = PathBuf::from(cwd);
         if cwd.is_dir() {
             ctx.ws.set_cwd(cwd);
