@@ -174,6 +174,17 @@ pub struct Cli {
     #[arg(long, env = "BORIS_GENERATE_TOKEN", value_parser = clap::builder::BoolishValueParser::new(), default_value_t = false, num_args = 0..=1, default_missing_value = "true")]
     pub generate_token: bool,
 
+    /// Seconds after which a foreground bash call still running is handed off to a
+    /// background task (its answer: the output so far and the task_id), 0 = never. For
+    /// clients that give up on a call after 60 s, 45 is a good value.
+    #[arg(
+        long,
+        env = "BORIS_HAND_OFF_AFTER",
+        value_name = "SECONDS",
+        default_value_t = 0
+    )]
+    pub hand_off_after: u64,
+
     /// Seconds after which a background task is terminated (0 = never).
     #[arg(long, env = "BORIS_BACKGROUND_TASK_TIMEOUT", default_value_t = 0)]
     pub background_task_timeout: u64,
@@ -243,6 +254,8 @@ pub struct Config {
     /// `--env` entries, in order.
     pub env: Vec<(String, String)>,
     pub background_task_timeout: Option<Duration>,
+    /// `--hand-off-after`, when on.
+    pub hand_off_after: Option<Duration>,
     pub require_view_before_edit: ViewBeforeEdit,
     pub bash_profile: BashProfile,
     pub session_idle_timeout: Duration,
@@ -421,6 +434,8 @@ impl Cli {
             allowed_origins,
             allowed_hosts,
             env: command_env,
+            hand_off_after: (self.hand_off_after > 0)
+                .then(|| Duration::from_secs(self.hand_off_after)),
             background_task_timeout: (self.background_task_timeout > 0)
                 .then(|| Duration::from_secs(self.background_task_timeout)),
             require_view_before_edit: self.require_view_before_edit,

@@ -82,11 +82,31 @@ pub async fn run(ctx: &Ctx, args: BashArgs, call: &Call) -> ToolResult<CallToolR
         return start_background(ctx, &args.command, &cwd, moved.as_deref());
     }
     let timeout_ms = effective_timeout_ms(ctx, args.timeout);
+    let timeout = Duration::from_millis(timeout_ms);
     let running = spawn(ctx, &args.command, &cwd)?;
-    let outcome = supervise(&running, Duration::from_millis(timeout_ms), call).await;
+    // Only when there is room for one more task: otherwise the call waits as usual.
+    let hand_off = ctx
+        .shared
+        .config
+        .hand_off_after
+        .filter(|_| ctx.ws.tasks.check_room().is_ok());
+    let mut outcome = supervise(&running, timeout, hand_off, call).await;
+    if outcome == Outcome::HandOff {
+        if ctx.ws.tasks.check_room().is_ok() {
+            return Ok(hand_off_to_task(
+                ctx,
+                &args.command,
+                running,
+                timeout,
+                moved,
+            ));
+        }
+        let left = timeout.saturating_sub(running.started.elapsed());
+        outcome = supervise(&running, left, None, call).await;
+    }
     let exit = match outcome {
         Outcome::Exited(exit) => exit,
-        Outcome::TimedOut => running.terminate(TERM_GRACE).await,
+        Outcome::TimedOut | Outcome::HandOff => running.terminate(TERM_GRACE).await,
         Outcome::Cancelled => running.terminate(Duration::from_millis(500)).await,
     };
     running.finish().await;
@@ -108,6 +128,50 @@ pub async fn run(ctx: &Ctx, args: BashArgs, call: &Call) -> ToolResult<CallToolR
     text.push_str(&format!("exit_code: {}\n", exit.code));
     text.push_str(&render_streams(&running));
     Ok(text_result(text.trim_end_matches('\n').to_string()))
+}
+
+/// Turns a foreground command that is still running at `--hand-off-after` into a
+/// background task (issue 12 §2): the call answers with the output so far and no
+/// `exit_code`, the task keeps the rest of the call's timeout, and the whole output goes
+/// on into files whose paths the answer names. The cwd stays as it was, as after any
+/// command that did not finish in the call.
+fn hand_off_to_task(
+    ctx: &Ctx,
+    command: &str,
+    running: Running,
+    timeout: Duration,
+    moved: Option<String>,
+) -> CallToolResult {
+    let elapsed = running.started.elapsed();
+    // Rendered before the files start: what the answer shows is what ran so far.
+    let so_far = render_streams(&running);
+    let mut files = Vec::new();
+    for (name, capture) in [("stdout", &running.stdout), ("stderr", &running.stderr)] {
+        let mut c = exec::lock(capture);
+        c.force_spill();
+        if let Some(p) = c.spill_path() {
+            files.push(format!("{name}: {}", p.display()));
+        }
+    }
+    let id = ctx.ws.tasks.next_id();
+    tracing::info!(task = %id, pid = running.pid, "foreground command handed off to the background");
+    let left = timeout.saturating_sub(elapsed);
+    ctx.ws
+        .tasks
+        .adopt(id.clone(), command.to_string(), running, Some(left));
+    let mut text = moved.unwrap_or_default();
+    text.push_str(&format!(
+        "Still running after {}s: handed off to background task {id} (its timeout ends in \
+         {}s). Follow it with task_output (task_id \"{id}\", block: true to wait), stop it \
+         with task_stop.\ntask_id: {id}\nstatus: running\n",
+        elapsed.as_secs(),
+        left.as_secs()
+    ));
+    if !files.is_empty() {
+        text.push_str(&format!("output files: {}\n", files.join(", ")));
+    }
+    text.push_str(&so_far);
+    text_result(text.trim_end_matches('\n').to_string())
 }
 
 /// The workspace cwd, or — when it was removed since — its nearest existing ancestor
@@ -186,13 +250,27 @@ pub enum Outcome {
     Exited(exec::Exit),
     TimedOut,
     Cancelled,
+    /// Still running when the hand-off time came (`--hand-off-after`).
+    HandOff,
 }
 
 /// Waits for the shell, the deadline or the call's cancellation, sending coalesced
 /// progress notifications (at most ten a second) while output arrives.
-pub async fn supervise(running: &Running, timeout: Duration, call: &Call) -> Outcome {
+pub async fn supervise(
+    running: &Running,
+    timeout: Duration,
+    hand_off: Option<Duration>,
+    call: &Call,
+) -> Outcome {
     let deadline = tokio::time::sleep(timeout);
     tokio::pin!(deadline);
+    let hand_off_at = async {
+        match hand_off {
+            Some(after) if after < timeout => tokio::time::sleep(after).await,
+            _ => std::future::pending().await,
+        }
+    };
+    tokio::pin!(hand_off_at);
     let mut tick = tokio::time::interval(PROGRESS_INTERVAL);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     let mut reporter = call.progress.as_ref().map(ProgressReporter::new);
@@ -201,6 +279,7 @@ pub async fn supervise(running: &Running, timeout: Duration, call: &Call) -> Out
             exit = running.wait() => return Outcome::Exited(exit),
             _ = &mut deadline => return Outcome::TimedOut,
             _ = call.ct.cancelled() => return Outcome::Cancelled,
+            _ = &mut hand_off_at => return Outcome::HandOff,
             _ = tick.tick(), if reporter.is_some() => {
                 if let Some(r) = reporter.as_mut() {
                     r.maybe_send(running).await;

@@ -86,7 +86,7 @@ async fn run_command(
         limits(ctx, &format!("{name}-stdout")),
         limits(ctx, &format!("{name}-stderr")),
     )?;
-    match supervise(&running, Duration::from_millis(timeout_ms), call).await {
+    match supervise(&running, Duration::from_millis(timeout_ms), None, call).await {
         Outcome::Exited(exit) => {
             running.finish().await;
             Ok(completed(&running, exit.code))
@@ -96,7 +96,7 @@ async fn run_command(
             running.finish().await;
             Ok(completed(&running, exit.code))
         }
-        Outcome::TimedOut => background(ctx, running, command, timeout_ms),
+        Outcome::TimedOut | Outcome::HandOff => background(ctx, running, command, timeout_ms),
     }
 }
 
