@@ -7,8 +7,9 @@ use crate::workspace::Workspace;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CompleteRequestMethod, CompleteRequestParams,
     CompleteResult, Implementation, ListPromptsRequestMethod, ListPromptsResult,
-    ListResourceTemplatesRequestMethod, ListResourceTemplatesResult, ListResourcesRequestMethod,
-    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, ResourceContents,
+    ServerCapabilities, ServerConfig,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -105,14 +106,19 @@ pub fn instructions(shared: &Shared) -> String {
 
 impl ServerHandler for BorisServer {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            // Set explicitly: rmcp's default reports rmcp's own name and version.
-            .with_server_info(
-                Implementation::new("boris", env!("CARGO_PKG_VERSION"))
-                    .with_title("Boris")
-                    .with_description("Coding tools for AI agents over MCP"),
-            )
-            .with_instructions(instructions(&self.ctx.shared))
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_resources()
+                .build(),
+        )
+        // Set explicitly: rmcp's default reports rmcp's own name and version.
+        .with_server_info(
+            Implementation::new("boris", env!("CARGO_PKG_VERSION"))
+                .with_title("Boris")
+                .with_description("Coding tools for AI agents over MCP"),
+        )
+        .with_instructions(instructions(&self.ctx.shared))
     }
 
     async fn list_tools(
@@ -125,9 +131,9 @@ impl ServerHandler for BorisServer {
         ))
     }
 
-    // Boris declares tools and nothing else, so what is not declared is not answered
-    // either: rmcp's defaults would answer prompts/list, resources/list,
-    // resources/templates/list and completion/complete with empty results, which
+    // Boris declares tools and resources (the spill files of cut command output, issue 12
+    // §5), nothing else, so what is not declared is not answered either: rmcp's defaults
+    // would answer prompts/list and completion/complete with empty results, which
     // disagrees with `server/discover` and `initialize` (issue 14).
     async fn list_prompts(
         &self,
@@ -137,12 +143,14 @@ impl ServerHandler for BorisServer {
         Err(McpError::method_not_found::<ListPromptsRequestMethod>())
     }
 
+    /// No resource is listed: the readable ones are the spill files a tool result linked
+    /// to, in this session only, and they come and go with the commands.
     async fn list_resources(
         &self,
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
-        Err(McpError::method_not_found::<ListResourcesRequestMethod>())
+        Ok(ListResourcesResult::default())
     }
 
     async fn list_resource_templates(
@@ -150,9 +158,58 @@ impl ServerHandler for BorisServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, McpError> {
-        Err(McpError::method_not_found::<
-            ListResourceTemplatesRequestMethod,
-        >())
+        Ok(ListResourceTemplatesResult::default())
+    }
+
+    /// Reads a spill file this session was given a `resource_link` to; read-only, and
+    /// nothing else is exposed.
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        let ctx = self.ctx_for(&context).into_owned();
+        let uri = request.uri.clone();
+        let not_found = || {
+            McpError::resource_not_found(
+                format!("no such resource in this session: {uri}"),
+                Some(serde_json::json!({"uri": uri})),
+            )
+        };
+        let path = crate::text::file_uri_path(&request.uri).ok_or_else(not_found)?;
+        if !ctx.ws.was_offered(&path) {
+            return Err(not_found());
+        }
+        let limit = ctx.shared.config.max_file_size;
+        let read =
+            tokio::task::spawn_blocking(move || -> std::io::Result<Result<String, String>> {
+                let meta = std::fs::metadata(&path)?;
+                if meta.len() > limit {
+                    return Ok(Err(format!(
+                        "{} is {} bytes, over the {limit}-byte limit (--max-file-size); read it in \
+                     parts with view and view_range",
+                        path.display(),
+                        meta.len()
+                    )));
+                }
+                let bytes = std::fs::read(&path)?;
+                Ok(Ok(String::from_utf8_lossy(&bytes).into_owned()))
+            })
+            .await
+            .map_err(|e| McpError::internal_error(e.to_string(), None))?;
+        match read {
+            Ok(Ok(text)) => Ok(ReadResourceResponse::Complete(ReadResourceResult::new(
+                vec![ResourceContents::TextResourceContents {
+                    uri: request.uri,
+                    mime_type: Some("text/plain".into()),
+                    text,
+                    meta: None,
+                }],
+            ))),
+            Ok(Err(too_large)) => Err(McpError::invalid_params(too_large, None)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(not_found()),
+            Err(e) => Err(McpError::internal_error(e.to_string(), None)),
+        }
     }
 
     async fn complete(

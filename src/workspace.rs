@@ -21,6 +21,9 @@ pub struct Workspace {
     pub tasks: Tasks,
     /// Auto-backgrounded commands, by pid (pipe profile).
     pub pipe_procs: Tasks,
+    /// Spill files this session was handed a `resource_link` to: the only files its
+    /// `resources/read` may read.
+    offered: Mutex<std::collections::HashSet<PathBuf>>,
 }
 
 impl std::fmt::Debug for Workspace {
@@ -46,7 +49,18 @@ impl Workspace {
             nonce: crate::text::sentinel::new_nonce(),
             tasks: Tasks::default(),
             pipe_procs: Tasks::default(),
+            offered: Mutex::default(),
         }
+    }
+
+    /// Records that this session was given a link to `path`.
+    pub fn offer(&self, path: &Path) {
+        lock(&self.offered).insert(path.to_path_buf());
+    }
+
+    /// Whether this session was given a link to `path`.
+    pub fn was_offered(&self, path: &Path) -> bool {
+        lock(&self.offered).contains(path)
     }
 
     pub fn cwd(&self) -> PathBuf {

@@ -127,7 +127,11 @@ pub async fn run(ctx: &Ctx, args: BashArgs, call: &Call) -> ToolResult<CallToolR
     }
     text.push_str(&format!("exit_code: {}\n", exit.code));
     text.push_str(&render_streams(&running));
-    Ok(text_result(text.trim_end_matches('\n').to_string()))
+    Ok(with_spill_links(
+        ctx,
+        &running,
+        text_result(text.trim_end_matches('\n').to_string()),
+    ))
 }
 
 /// Turns a foreground command that is still running at `--hand-off-after` into a
@@ -171,7 +175,43 @@ fn hand_off_to_task(
         text.push_str(&format!("output files: {}\n", files.join(", ")));
     }
     text.push_str(&so_far);
-    text_result(text.trim_end_matches('\n').to_string())
+    let result = text_result(text.trim_end_matches('\n').to_string());
+    match ctx.ws.tasks.get(&id) {
+        Some(task) => with_spill_links(ctx, &task.running, result),
+        None => result,
+    }
+}
+
+/// Adds a `resource_link` for each stream whose whole output is in a spill file (the
+/// output was cut, or the command went on in the background), so clients that render
+/// links can open it; `resources/read` of its URI works in this session (issue 12 §5).
+pub fn with_spill_links(
+    ctx: &Ctx,
+    running: &Running,
+    mut result: CallToolResult,
+) -> CallToolResult {
+    for capture in [&running.stdout, &running.stderr] {
+        let c = exec::lock(capture);
+        let Some(path) = c.spill_path() else {
+            continue;
+        };
+        let Ok(meta) = std::fs::metadata(path) else {
+            continue;
+        };
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let mut link = rmcp::model::Resource::new(crate::text::file_uri(path), name);
+        link.mime_type = Some("text/plain".into());
+        link.size = Some(meta.len());
+        link.description = Some("The command's whole output on this stream".into());
+        ctx.ws.offer(path);
+        result
+            .content
+            .push(rmcp::model::ContentBlock::resource_link(link));
+    }
+    result
 }
 
 /// The workspace cwd, or — when it was removed since — its nearest existing ancestor

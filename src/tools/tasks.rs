@@ -83,14 +83,16 @@ pub async fn output(ctx: &Ctx, args: TaskOutputArgs) -> ToolResult<CallToolResul
         return Ok(text_result(render(&task, "running", None)));
     }
     ctx.ws.tasks.remove(&task.id);
-    Ok(text_result(finished(ctx, &task)))
+    let result = text_result(finished(ctx, &task));
+    Ok(super::bash::with_spill_links(ctx, &task.running, result))
 }
 
 pub async fn stop(ctx: &Ctx, args: TaskStopArgs) -> ToolResult<CallToolResult> {
     let task = find(ctx, &args.task_id)?;
     task.stop("stopped with task_stop").await;
     ctx.ws.tasks.remove(&task.id);
-    Ok(text_result(finished(ctx, &task)))
+    let result = text_result(finished(ctx, &task));
+    Ok(super::bash::with_spill_links(ctx, &task.running, result))
 }
 
 /// The final report of a task. Its cwd sentinel is removed; a background task's cwd is
