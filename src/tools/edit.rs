@@ -4,7 +4,8 @@ use super::{Ctx, define, text_result, writes};
 use crate::error::{ErrorCode, ToolError, ToolResult};
 use crate::fsutil;
 use crate::scope::ScopedPath;
-use crate::text::lines::{self, hash_bytes, line_of_offset, numbered_excerpt};
+use crate::text::line_index::FileStamp;
+use crate::text::lines::{hash_bytes, line_of_offset, numbered_excerpt};
 use crate::text::replace::{self, ReplaceError};
 use rmcp::model::{CallToolResult, Tool};
 use schemars::JsonSchema;
@@ -113,8 +114,13 @@ pub fn read_for_edit(ctx: &Ctx, path: &ScopedPath, verb: &str) -> ToolResult<Vec
     )?;
     let content = fsutil::read_file(&path.real, &path.shown, meta.len())?;
     if ctx.shared.require_view {
-        ctx.ws
-            .check_viewed(&path.real, &path.shown, lines::hash_bytes(&content), verb)?;
+        ctx.ws.check_viewed(
+            &path.real,
+            &path.shown,
+            FileStamp::of(&meta),
+            &content,
+            verb,
+        )?;
     }
     Ok(content)
 }
