@@ -361,6 +361,11 @@ def search_request(s: Server, kind: str, root: Path) -> tuple[str, dict] | None:
 
 
 def count_lines(s: Server, kind: str, text: str) -> int:
+    if s.name == LC:  # JSON: {"filenames": [...]} / {"content": "path:line:text\n..."}
+        d = json.loads(text)
+        if kind == "glob":
+            return len(d.get("filenames", []))
+        return sum(1 for ln in d.get("content", "").splitlines() if ln.strip())
     lines = [ln for ln in text.splitlines() if ln.strip()]
     if s.name == BORIS and kind == "grep":  # its header; the listed lines may be capped
         import re
@@ -551,7 +556,8 @@ memory, and **boris / peer** for calls/s (above 1 = Boris faster). `rg` is the r
   `tail: 100`; desktop-commander `read_file` with `offset 0` / `offset -100`, `length 100`.
   Each result must hold the marker of line 100 / line 1,200,000. One call of each
   precedes the p50 samples, and the tail's is shown on its own row: Boris counts the
-  file's lines into its cached line index then.
+  file's lines into its cached line index then. The file is at least 2.2 s old when the
+  reads start (Boris's racy-timestamp window, see CONTRIBUTING.md).
 - Edits: Boris `str_replace`, server-filesystem `edit_file`, desktop-commander `edit_block`;
   alternating `{ft.TOKEN_A} → {ft.TOKEN_B}` and back, so every call changes the file, each checked by
   reading the file back (untimed). Boris fsyncs; the others do not.
@@ -614,6 +620,9 @@ def main() -> int:
     big = files.workdir / "big_100m.txt"
     write_big(big)
     assert big.stat().st_size == BIG_LINES * 85
+    # A file an agent reads has usually not been written within the last 2 s: past that
+    # window Boris trusts its stamp (no hash, a cached line index).
+    time.sleep(max(0.0, 2.2 - (time.time() - big.stat().st_mtime)))
 
     servers: list[Server] = []
     want = set(args.only or [BORIS, FS, DC, LC])

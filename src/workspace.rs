@@ -74,6 +74,11 @@ impl Workspace {
         self.record_seen(real, Seen::Hash(hash));
     }
 
+    /// Drops the record of `real`: what the agent saw there can no longer be vouched for.
+    pub fn forget_view(&self, real: &Path) {
+        lock(&self.views).by_path.remove(real);
+    }
+
     /// Remembers what an agent has seen at `real`, by hash or by stamp.
     pub fn record_seen(&self, real: &Path, seen: Seen) {
         let mut views = lock(&self.views);

@@ -55,7 +55,7 @@ pub fn run(ctx: &Ctx, args: StrReplaceArgs) -> ToolResult<CallToolResult> {
     }
     let path = ctx.resolve(&args.path)?;
     let _edit = ctx.shared.edit_locks.lock(&path.real);
-    let content = read_for_edit(ctx, &path, "edit")?;
+    let (content, meta) = read_for_edit(ctx, &path, "edit")?;
 
     let done = replace::replace(
         &content,
@@ -65,7 +65,7 @@ pub fn run(ctx: &Ctx, args: StrReplaceArgs) -> ToolResult<CallToolResult> {
     )
     .map_err(|e| miss_error(&path, &content, &args.old_str, e))?;
 
-    fsutil::atomic_write(&path.real, &path.shown, &done.content)?;
+    fsutil::atomic_write_over(&path.real, &path.shown, &done.content, Some(&meta))?;
     ctx.ws.record_view(&path.real, hash_bytes(&done.content));
 
     if args.replace_all.unwrap_or(false) {
@@ -102,8 +102,12 @@ pub fn run(ctx: &Ctx, args: StrReplaceArgs) -> ToolResult<CallToolResult> {
 }
 
 /// Reads an existing regular file for an edit, after the size limit and the
-/// view-before-edit rule.
-pub fn read_for_edit(ctx: &Ctx, path: &ScopedPath, verb: &str) -> ToolResult<Vec<u8>> {
+/// view-before-edit rule; with the metadata the read went by, for the write.
+pub fn read_for_edit(
+    ctx: &Ctx,
+    path: &ScopedPath,
+    verb: &str,
+) -> ToolResult<(Vec<u8>, std::fs::Metadata)> {
     let meta = fsutil::regular_file_meta(&path.real, &path.shown)?;
     fsutil::check_size(
         meta.len(),
@@ -122,7 +126,7 @@ pub fn read_for_edit(ctx: &Ctx, path: &ScopedPath, verb: &str) -> ToolResult<Vec
             verb,
         )?;
     }
-    Ok(content)
+    Ok((content, meta))
 }
 
 fn miss_error(path: &ScopedPath, content: &[u8], old: &str, e: ReplaceError) -> ToolError {

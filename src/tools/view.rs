@@ -126,6 +126,9 @@ pub fn run(ctx: &Ctx, args: ViewArgs, svg_as_image: bool) -> ToolResult<CallTool
             .map_err(|e| ToolError::io(&path.shown, "view", &e))?,
     );
     let trusted = !stamp.is_racy();
+    // A file over --max-file-size cannot be edited; only create_file could overwrite it,
+    // so a racy one is not hashed: its view record is dropped instead (see below).
+    let needs_hash = !trusted && meta.len() <= ctx.max_file_size();
     let last_kept = request.last_kept();
     // A whole-file view shows about the file plus a number column: reserving that up
     // front spares the copies of a growing buffer (a range view may be of a huge file).
@@ -157,8 +160,8 @@ pub fn run(ctx: &Ctx, args: ViewArgs, svg_as_image: bool) -> ToolResult<CallTool
     };
     let from = lines::ScanFrom {
         first_line,
-        stop_after: trusted.then_some(last_kept),
-        hash: !trusted,
+        stop_after: (!needs_hash).then_some(last_kept),
+        hash: needs_hash,
     };
     let (summary, complete) = lines::scan_lines_from(
         &mut reader,
@@ -198,8 +201,11 @@ pub fn run(ctx: &Ctx, args: ViewArgs, svg_as_image: bool) -> ToolResult<CallTool
     let shown = ranges::clamp(request, total_lines).map_err(ToolError::invalid)?;
     if trusted {
         ctx.ws.record_seen(&path.real, Seen::Stamp(stamp));
-    } else {
+    } else if needs_hash {
         ctx.ws.record_view(&path.real, summary.hash);
+    } else {
+        // Neither a trusted stamp nor a hash: an overwrite must wait for a later view.
+        ctx.ws.forget_view(&path.real);
     }
 
     if total_lines == 0 {
