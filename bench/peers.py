@@ -455,7 +455,25 @@ def fmt_ms(v) -> str:
     return "n/a" if v is None else (f"{v:.3f} ms" if v < 10 else f"{v:.0f} ms")
 
 
-def render(servers: list[Server], rgres: dict, args, corpus: Path, cmd: str, wall: float) -> str:
+def boris_edit_reports(args) -> str:
+    """Boris alone, same run: the peak RSS of a str_replace on a 10 MiB file
+    (bench/edit_memory.py) and where a 4 KB edit's system-call time goes
+    (bench/edit_split.py, when strace is installed)."""
+    parts = []
+    runs = [("edit_memory.py", [], "Peak RSS of one `str_replace` on a 10 MiB file")]
+    if shutil.which("strace"):
+        runs.append(("edit_split.py", ["--edits", str(args.edits)], "Where a 4 KB edit's time goes"))
+    for script, extra, title in runs:
+        print(f"peers: boris: {script}", file=sys.stderr)
+        p = subprocess.run([sys.executable, str(HERE / script), "--boris", args.boris, *extra], capture_output=True, text=True, timeout=600)
+        if p.returncode != 0:
+            ERR.add(BORIS, f"{script}: {p.stderr.strip()[-300:]}")
+            continue
+        parts.append(f"### {title} (`bench/{script}`)\n\n{p.stdout.strip()}\n")
+    return "\n".join(parts)
+
+
+def render(servers: list[Server], rgres: dict, args, corpus: Path, cmd: str, wall: float, extra: str = "") -> str:
     b = {s.name: s for s in servers}.get(BORIS)
     rows = [
         ("spawn → initialize (median of %d)" % args.spawns, "spawn", "ms"),
@@ -526,6 +544,18 @@ memory, and **boris / peer** for calls/s (above 1 = Boris faster). `rg` is the r
 
 {table}
 
+## Boris's edits: memory and time
+
+{extra or "(not run)"}
+The memory goal (issue 14) is a peak of at most the file size × 2 + 16 MiB. The split is
+measured under `strace -f -T`, which slows every system call: read it as shares of an
+edit, not as absolute times; the fsync is the one step kept on purpose (durability).
+Issue 14 took five system calls out of each edit (a second stat of the target, the
+statx + lseek size probe of `File::read_to_end`, the chmod of a temp file now created
+with its final mode, a getpid per edit): 14 remain on this path, of which three are the
+scope check's `readlink`s (not counted in the table), one the read's end-of-file probe,
+and the rest the temp-file protocol (create, write, chown, fsync, rename, close).
+
 ## What was run
 
 ```
@@ -573,6 +603,12 @@ memory, and **boris / peer** for calls/s (above 1 = Boris faster). `rg` is the r
 - File-name search: Boris `glob **/{GLOB}`, server-filesystem `search_files` (pattern
   `**/{GLOB}`, its own JS directory walk), desktop-commander `start_search` (`searchType: files`,
   pattern `{GLOB}`).
+- litecode 0.1.2 (`cargo install --locked`, run as `litecode --cwd <temp dir>`) is driven
+  with its own tools: `Read` (`file_path`, and `offset` = 1-based first line + `limit` for
+  the 100 MB rows), `Edit` after one `Read` (its read-before-edit rule), `Grep`
+  (`output_mode: content`) and `Glob` (`**/*_test.c`); its results are JSON, counted from
+  `content` lines / `filenames`. Its `Glob` returns at most 100 names (its own cap, no
+  argument raises it). It logs at INFO to stderr by default, as shipped.
 - Peak RSS: `VmHWM` from `/proc/<pid>/status` of the server process after the file scenario.
 - desktop-commander runs with `DESKTOP_COMMANDER_DISABLE_TELEMETRY=1` and a private `HOME`
   whose `~/.claude-server-commander/config.json` has `"telemetryEnabled": false`; all servers
@@ -669,9 +705,11 @@ def main() -> int:
     print("peers: rg", file=sys.stderr)
     rgres = rg_runs(args.rg, corpus, args.search_runs)
 
+    extra = boris_edit_reports(args) if BORIS in want else ""
+
     cmd = " ".join([sys.executable.rsplit("/", 1)[-1], "bench/peers.py", *sys.argv[1:]])
     cmd = os.environ.get("PEERS_CMD", cmd)
-    md = render(servers, rgres, args, corpus, cmd, time.time() - t_start)
+    md = render(servers, rgres, args, corpus, cmd, time.time() - t_start, extra)
     Path(args.out).write_text(md)
     print(md)
     print(f"peers: wrote {args.out}; {len(ERR.items)} error(s); logs in {files.logs}", file=sys.stderr)
