@@ -21,8 +21,8 @@ pub struct ViewArgs {
     /// The file or directory to view: absolute, or relative to the working directory.
     pub path: String,
     /// Optional `[start, end]` line range, 1-based and inclusive; `end` = -1 reads to the
-    /// end of the file. An end past the last line is clamped. At most 2000 lines are
-    /// shown per call.
+    /// end of the file, and `[-n, -1]` shows the last n lines. An end past the last line
+    /// is clamped. At most 2000 lines are shown per call.
     #[serde(default)]
     pub view_range: Option<Vec<i64>>,
 }
@@ -33,7 +33,7 @@ pub fn tool() -> Tool {
         "View a file or directory",
         "View a text file with line numbers (cat -n style), an image (PNG, JPEG, GIF, WebP, SVG), \
          or a directory listing two levels deep. Shows up to 2000 lines per call; use view_range \
-         [start, end] (1-based, end -1 = to the end) for other parts. Lines longer than 2000 \
+         [start, end] (1-based, end -1 = to the end; [-n, -1] = the last n lines) for other parts. Lines longer than 2000 \
          characters are cut. Viewing a file is required before editing or overwriting it.",
         read_only("View a file or directory"),
     )
@@ -129,6 +129,29 @@ pub fn run(ctx: &Ctx, args: ViewArgs, svg_as_image: bool) -> ToolResult<CallTool
     // A file over --max-file-size cannot be edited; only create_file could overwrite it,
     // so a racy one is not hashed: its view record is dropped instead (see below).
     let needs_hash = !trusted && meta.len() <= ctx.max_file_size();
+    // `[-n, -1]`: the line count first (the cached index of a large file with a trusted
+    // stamp makes this free after the first time), then an ordinary range.
+    let request = match request.last_lines {
+        Some(_) => {
+            let file = reader.get_ref();
+            let total = if trusted && meta.len() >= line_index::MIN_INDEXED_BYTES {
+                line_index::index_for(&path.real, stamp, file)
+                    .map_err(|e| ToolError::io(&path.shown, "view", &e))?
+                    .total_lines
+            } else {
+                let mut file = file;
+                file.seek(SeekFrom::Start(0))
+                    .and_then(|_| line_index::LineIndex::build(file))
+                    .map_err(|e| ToolError::io(&path.shown, "view", &e))?
+                    .total_lines
+            };
+            reader
+                .seek(SeekFrom::Start(0))
+                .map_err(|e| ToolError::io(&path.shown, "view", &e))?;
+            request.resolve_last(total)
+        }
+        None => request,
+    };
     let last_kept = request.last_kept();
     // A whole-file view shows about the file plus a number column: reserving that up
     // front spares the copies of a growing buffer (a range view may be of a huge file).
