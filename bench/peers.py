@@ -156,7 +156,7 @@ def range_args(s: Server, path: Path, which: str) -> tuple[str, dict]:
     """The first (`head`) or last (`tail`) 100 lines of the 100 MB file."""
     head = which == "head"
     if s.name == BORIS:
-        r = [1, 100] if head else [BIG_LINES - 99, BIG_LINES]
+        r = [1, 100] if head else [-100, -1]
         return "view", {"path": str(path), "view_range": r}
     if s.name == FS:
         return ("read_text_file" if "read_text_file" in s.tools else "read_file"), {"path": str(path), ("head" if head else "tail"): 100}
@@ -582,7 +582,7 @@ and the rest the temp-file protocol (create, write, chown, fsync, rename, close)
   one session and reports completed calls per second.
 - 100 MB reads: 1,200,000 numbered lines of 85 bytes (over Boris's 10 MB `--max-file-size`,
   so it cannot be edited and its view is never hashed). Boris `view` with `view_range`
-  `[1, 100]` and `[1199901, 1200000]`; server-filesystem `read_text_file` with `head: 100` /
+  `[1, 100]` and `[-100, -1]` (the last 100 lines); server-filesystem `read_text_file` with `head: 100` /
   `tail: 100`; desktop-commander `read_file` with `offset 0` / `offset -100`, `length 100`.
   Each result must hold the marker of line 100 / line 1,200,000. One call of each
   precedes the p50 samples, and the tail's is shown on its own row: Boris counts the
