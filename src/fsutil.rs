@@ -82,12 +82,27 @@ pub fn check_size(size: u64, limit: u64, shown: &Path, what: &str, fix: &str) ->
 
 /// Reads a whole regular file that is known to be within the size limit.
 pub fn read_file(real: &Path, shown: &Path, expected_size: u64) -> ToolResult<Vec<u8>> {
-    let mut file = File::open(real).map_err(|e| ToolError::io(shown, "read", &e))?;
+    let file = File::open(real).map_err(|e| ToolError::io(shown, "read", &e))?;
     let mut bytes = Vec::with_capacity(expected_size as usize);
-    file.read_to_end(&mut bytes)
+    // Through `Take`: `File::read_to_end` would stat the file and seek to learn a size the
+    // caller already knows (two system calls of a small edit's dozen); a file that grew
+    // since is still read to its end.
+    file.take(u64::MAX)
+        .read_to_end(&mut bytes)
         .map_err(|e| ToolError::io(shown, "read", &e))?;
     Ok(bytes)
 }
+
+/// The process id, asked once: it names every temporary file.
+static PID: LazyLock<u32> = LazyLock::new(std::process::id);
+
+/// The process umask, read once from /proc (`umask(2)` cannot read it without setting
+/// it, which would race with other threads). `None` when unknown.
+static UMASK: LazyLock<Option<u32>> = LazyLock::new(|| {
+    let status = fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("Umask:"))?;
+    u32::from_str_radix(line["Umask:".len()..].trim(), 8).ok()
+});
 
 /// Writes `bytes` to `real` so that a reader (or a crash) sees either the old content or
 /// the new, never a mix: a temporary file in the same directory, fsync, rename over the
@@ -99,24 +114,39 @@ pub fn read_file(real: &Path, shown: &Path, expected_size: u64) -> ToolResult<Ve
 /// old, complete file (the new one was synced before the rename, so it is never seen
 /// half-written). It cost a third of a small edit, which agents make by the hundred.
 pub fn atomic_write(real: &Path, shown: &Path, bytes: &[u8]) -> ToolResult<()> {
+    atomic_write_over(real, shown, bytes, fs::metadata(real).ok().as_ref())
+}
+
+/// [`atomic_write`] with the target's metadata already at hand (`None`: a new file), so
+/// an edit that has just read the file does not stat it again.
+pub fn atomic_write_over(
+    real: &Path,
+    shown: &Path,
+    bytes: &[u8],
+    existing: Option<&Metadata>,
+) -> ToolResult<()> {
     let dir = real.parent().ok_or_else(|| {
         ToolError::invalid(format!("{} has no parent directory", shown.display()))
     })?;
-    let existing = fs::metadata(real).ok();
+    let mode = existing
+        .map(|m| m.permissions().mode() & 0o7777)
+        .unwrap_or(NEW_FILE_MODE);
+    // The temporary file is created with the final mode; only what the umask takes
+    // away (or special bits, which open(2) may drop) needs a chmod afterwards.
+    let created_right = UMASK.is_some_and(|mask| mode & !0o777 == 0 && mode & mask == 0);
     let mut tmp = tempfile::Builder::new()
-        .prefix(&format!("{TEMP_PREFIX}{}-", std::process::id()))
+        .prefix(&format!("{TEMP_PREFIX}{}-", *PID))
+        .permissions(fs::Permissions::from_mode(mode))
         .tempfile_in(dir)
         .map_err(|e| ToolError::io(shown, "create a temporary file next to", &e))?;
     let write_err = |e: std::io::Error| ToolError::io(shown, "write", &e);
     tmp.as_file_mut().write_all(bytes).map_err(write_err)?;
-    let mode = existing
-        .as_ref()
-        .map(|m| m.permissions().mode() & 0o7777)
-        .unwrap_or(NEW_FILE_MODE);
-    tmp.as_file()
-        .set_permissions(fs::Permissions::from_mode(mode))
-        .map_err(write_err)?;
-    if let Some(meta) = &existing {
+    if !created_right {
+        tmp.as_file()
+            .set_permissions(fs::Permissions::from_mode(mode))
+            .map_err(write_err)?;
+    }
+    if let Some(meta) = existing {
         // Only root (or the owner, for the group) may change ownership; failing to is
         // not a reason to refuse the edit.
         let _ = std::os::unix::fs::fchown(tmp.as_file(), Some(meta.uid()), Some(meta.gid()));

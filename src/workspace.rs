@@ -4,6 +4,7 @@
 
 use crate::error::{ErrorCode, ToolError, ToolResult};
 use crate::exec::tasks::Tasks;
+use crate::text::line_index::FileStamp;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -36,9 +37,20 @@ impl std::fmt::Debug for Workspace {
 
 #[derive(Debug, Default)]
 struct ViewRecords {
-    /// Real path → (content hash at the last view or Boris write, insertion stamp).
-    by_path: HashMap<PathBuf, (u64, u64)>,
+    /// Real path → (what the last view or Boris write saw, insertion stamp).
+    by_path: HashMap<PathBuf, (Seen, u64)>,
     clock: u64,
+}
+
+/// What a view recorded of a file's content.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Seen {
+    /// The hash of every byte (the file had changed too recently for its stamp to be
+    /// trusted, or Boris wrote it).
+    Hash(u64),
+    /// The file's stamp, older than the racy window: any later write changes its ctime,
+    /// so an equal stamp means the same content without reading it (issue 14).
+    Stamp(FileStamp),
 }
 
 impl Workspace {
@@ -73,10 +85,20 @@ impl Workspace {
 
     /// Remembers the content an agent has seen (or Boris itself wrote) at `real`.
     pub fn record_view(&self, real: &Path, hash: u64) {
+        self.record_seen(real, Seen::Hash(hash));
+    }
+
+    /// Drops the record of `real`: what the agent saw there can no longer be vouched for.
+    pub fn forget_view(&self, real: &Path) {
+        lock(&self.views).by_path.remove(real);
+    }
+
+    /// Remembers what an agent has seen at `real`, by hash or by stamp.
+    pub fn record_seen(&self, real: &Path, seen: Seen) {
         let mut views = lock(&self.views);
         views.clock += 1;
         let stamp = views.clock;
-        views.by_path.insert(real.to_path_buf(), (hash, stamp));
+        views.by_path.insert(real.to_path_buf(), (seen, stamp));
         if views.by_path.len() > MAX_VIEW_RECORDS {
             // Drop the oldest eighth in one go so eviction stays rare.
             let mut stamps: Vec<u64> = views.by_path.values().map(|v| v.1).collect();
@@ -86,32 +108,41 @@ impl Workspace {
         }
     }
 
-    /// Checks that the file at `real`, whose current content hashes to `current`, was
-    /// viewed in this workspace and has not changed on disk since.
+    /// Checks that the file at `real`, whose current stamp is `stamp` and content
+    /// `content`, was viewed in this workspace and has not changed on disk since. The
+    /// content is hashed only when the view recorded a hash.
     pub fn check_viewed(
         &self,
         real: &Path,
         shown: &Path,
-        current: u64,
+        stamp: FileStamp,
+        content: &[u8],
         verb: &str,
     ) -> ToolResult<()> {
-        match lock(&self.views).by_path.get(real) {
-            None => Err(ToolError::new(
-                ErrorCode::FileNotViewed,
-                format!(
-                    "{} has not been viewed in this session; view it before you {verb} it",
-                    shown.display()
-                ),
-            )),
-            Some((seen, _)) if *seen != current => Err(ToolError::new(
-                ErrorCode::FileChanged,
-                format!(
-                    "{} changed on disk since it was last viewed; view it again before you {verb} it",
-                    shown.display()
-                ),
-            )),
-            Some(_) => Ok(()),
+        let seen = lock(&self.views).by_path.get(real).map(|r| r.0);
+        let unchanged = match seen {
+            None => {
+                return Err(ToolError::new(
+                    ErrorCode::FileNotViewed,
+                    format!(
+                        "{} has not been viewed in this session; view it before you {verb} it",
+                        shown.display()
+                    ),
+                ));
+            }
+            Some(Seen::Hash(h)) => h == crate::text::lines::hash_bytes(content),
+            Some(Seen::Stamp(s)) => s == stamp,
+        };
+        if unchanged {
+            return Ok(());
         }
+        Err(ToolError::new(
+            ErrorCode::FileChanged,
+            format!(
+                "{} changed on disk since it was last viewed; view it again before you {verb} it",
+                shown.display()
+            ),
+        ))
     }
 }
 
@@ -125,18 +156,37 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 mod tests {
     use super::*;
 
+    fn stamp(ctime_ns: i128) -> FileStamp {
+        FileStamp {
+            dev: 1,
+            ino: 2,
+            size: 3,
+            mtime_ns: 0,
+            ctime_ns,
+        }
+    }
+
     #[test]
     fn view_records() {
         let ws = Workspace::new(PathBuf::from("/w"));
         let p = Path::new("/w/a");
+        let s = stamp(0);
         assert_eq!(
-            ws.check_viewed(p, p, 1, "edit").unwrap_err().code,
+            ws.check_viewed(p, p, s, b"x", "edit").unwrap_err().code,
             ErrorCode::FileNotViewed
         );
-        ws.record_view(p, 1);
-        assert!(ws.check_viewed(p, p, 1, "edit").is_ok());
+        ws.record_view(p, crate::text::lines::hash_bytes(b"x"));
+        assert!(ws.check_viewed(p, p, s, b"x", "edit").is_ok());
         assert_eq!(
-            ws.check_viewed(p, p, 2, "edit").unwrap_err().code,
+            ws.check_viewed(p, p, s, b"y", "edit").unwrap_err().code,
+            ErrorCode::FileChanged
+        );
+        ws.record_seen(p, Seen::Stamp(s));
+        assert!(ws.check_viewed(p, p, s, b"anything", "edit").is_ok());
+        assert_eq!(
+            ws.check_viewed(p, p, stamp(1), b"x", "edit")
+                .unwrap_err()
+                .code,
             ErrorCode::FileChanged
         );
     }
@@ -148,7 +198,11 @@ mod tests {
             ws.record_view(&PathBuf::from(format!("/w/{i}")), 7);
         }
         let newest = PathBuf::from(format!("/w/{}", MAX_VIEW_RECORDS + 9));
-        assert!(ws.check_viewed(&newest, &newest, 7, "edit").is_ok());
+        ws.record_view(&newest, crate::text::lines::hash_bytes(b"x"));
+        assert!(
+            ws.check_viewed(&newest, &newest, stamp(0), b"x", "edit")
+                .is_ok()
+        );
         assert!(lock(&ws.views).by_path.len() <= MAX_VIEW_RECORDS);
     }
 }

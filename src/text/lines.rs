@@ -47,13 +47,46 @@ pub struct ScanSummary {
 /// [`KEEP_BYTES`] bytes of the line, without its `\n` or a trailing `\r`; `total_chars`
 /// counts the whole line. A last line without a newline still counts as a line.
 pub fn scan_lines<R: BufRead>(
+    reader: R,
+    wanted: impl Fn(usize) -> bool,
+    on_line: impl FnMut(usize, &[u8], usize),
+) -> io::Result<ScanSummary> {
+    scan_lines_from(reader, ScanFrom::START, wanted, on_line).map(|(s, _)| s)
+}
+
+/// Where a scan starts and when it may stop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ScanFrom {
+    /// Number of the line the reader is positioned at (a checkpoint of a line index).
+    pub first_line: usize,
+    /// Stop once this line is complete: nothing after it is read, and the summary's
+    /// hash and totals then cover only what was read.
+    pub stop_after: Option<usize>,
+    /// Hash the bytes read (view-before-edit on a file whose stamp is not trusted).
+    pub hash: bool,
+}
+
+impl ScanFrom {
+    pub const START: ScanFrom = ScanFrom {
+        first_line: 1,
+        stop_after: None,
+        hash: true,
+    };
+}
+
+/// [`scan_lines`] from a given line, optionally stopping early; the flag says whether
+/// the end of the file was reached (then `total_lines` is the file's last line number).
+pub fn scan_lines_from<R: BufRead>(
     mut reader: R,
+    from: ScanFrom,
     wanted: impl Fn(usize) -> bool,
     mut on_line: impl FnMut(usize, &[u8], usize),
-) -> io::Result<ScanSummary> {
+) -> io::Result<(ScanSummary, bool)> {
     let mut hasher = ContentHasher::default();
     let mut total_bytes = 0u64;
-    let mut line_no = 1usize;
+    let mut line_no = from.first_line;
+    let stop_after = from.stop_after.unwrap_or(usize::MAX);
+    let mut stopped_at = None;
     let mut kept: Vec<u8> = Vec::new();
     let mut chars = 0usize;
     let mut last_byte: Option<u8> = None;
@@ -69,7 +102,9 @@ pub fn scan_lines<R: BufRead>(
         if buf.is_empty() {
             break;
         }
-        hasher.update(buf);
+        if from.hash {
+            hasher.update(buf);
+        }
         total_bytes += buf.len() as u64;
         let mut pos = 0;
         while pos < buf.len() {
@@ -93,6 +128,10 @@ pub fn scan_lines<R: BufRead>(
                 if want {
                     finish_line(line_no, &mut kept, chars, last_byte, &mut on_line);
                 }
+                if line_no >= stop_after {
+                    stopped_at = Some(pos);
+                    break;
+                }
                 line_no += 1;
                 want = wanted(line_no);
                 kept.clear();
@@ -101,8 +140,20 @@ pub fn scan_lines<R: BufRead>(
                 line_has_bytes = false;
             }
         }
-        let consumed = buf.len();
+        let consumed = stopped_at.unwrap_or(buf.len());
+        let unread = buf.len() - consumed;
         reader.consume(consumed);
+        if stopped_at.is_some() {
+            // The reader now stands at the next line, for a caller that reads on.
+            return Ok((
+                ScanSummary {
+                    total_lines: line_no,
+                    total_bytes: total_bytes - unread as u64,
+                    hash: hasher.finish(),
+                },
+                false,
+            ));
+        }
     }
     let total_lines = if line_has_bytes {
         if want {
@@ -112,11 +163,14 @@ pub fn scan_lines<R: BufRead>(
     } else {
         line_no - 1
     };
-    Ok(ScanSummary {
-        total_lines,
-        total_bytes,
-        hash: hasher.finish(),
-    })
+    Ok((
+        ScanSummary {
+            total_lines,
+            total_bytes,
+            hash: hasher.finish(),
+        },
+        true,
+    ))
 }
 
 fn finish_line(
@@ -326,6 +380,28 @@ mod tests {
                 prop_assert_eq!(k, &want);
             }
             prop_assert_eq!(s.hash, hash_bytes(&data));
+        }
+
+        /// Stopping after a line and reading on from there sees the same lines and the
+        /// same total as one scan.
+        #[test]
+        fn stop_and_resume_match_one_scan(data in proptest::collection::vec(prop_oneof![Just(b'\n'), Just(b'a')], 0..200), cap in 1usize..16, stop in 1usize..40) {
+            let (all, whole) = scan_all(&data);
+            let mut reader = std::io::BufReader::with_capacity(cap, Cursor::new(&data[..]));
+            let mut got = vec![];
+            let from = ScanFrom { first_line: 1, stop_after: Some(stop), hash: false };
+            let (first, complete) = scan_lines_from(&mut reader, from, |_| true, |n, _, _| got.push(n)).unwrap();
+            if complete {
+                prop_assert_eq!(first.total_lines, whole.total_lines);
+            } else {
+                prop_assert_eq!(first.total_lines, stop);
+                let rest = ScanFrom { first_line: stop + 1, stop_after: None, hash: false };
+                let (second, done) = scan_lines_from(&mut reader, rest, |_| true, |n, _, _| got.push(n)).unwrap();
+                prop_assert!(done);
+                prop_assert_eq!(second.total_lines, whole.total_lines);
+                prop_assert_eq!(first.total_bytes + second.total_bytes, data.len() as u64);
+            }
+            prop_assert_eq!(got, all.iter().map(|l| l.0).collect::<Vec<_>>());
         }
 
         #[test]

@@ -1,6 +1,7 @@
 //! `view_range` validation and clamping (seed 000 D10, DESIGN §7).
 //!
-//! `[start, end]` is 1-based and inclusive; `end = -1` means "to the end". An end past
+//! `[start, end]` is 1-based and inclusive; `end = -1` means "to the end", and
+//! `[-n, -1]` the last `n` lines (issue 14, as a `tail`). An end past
 //! the last line is clamped (no error, seed D10); a start past the last line is an error,
 //! since there is nothing sensible to show. One call shows at most [`MAX_VIEW_LINES`]
 //! lines, so even `[1, -1]` on a huge file cannot flood the agent's context; the result
@@ -17,6 +18,9 @@ pub struct LineRequest {
     pub end: Option<usize>,
     /// Whether the agent gave a range at all.
     pub explicit: bool,
+    /// `[-n, -1]`: the last `n` lines, resolved by [`LineRequest::resolve_last`] once
+    /// the file's line count is known.
+    pub last_lines: Option<usize>,
 }
 
 impl LineRequest {
@@ -24,7 +28,20 @@ impl LineRequest {
         start: 1,
         end: None,
         explicit: false,
+        last_lines: None,
     };
+
+    /// The request for the last `n` lines of a file of `total` lines.
+    pub fn resolve_last(self, total: usize) -> LineRequest {
+        match self.last_lines {
+            Some(n) => LineRequest {
+                start: total.saturating_sub(n).saturating_add(1),
+                last_lines: None,
+                ..self
+            },
+            None => self,
+        }
+    }
 
     /// The lines a streaming reader must keep: `[start, last_kept]`.
     pub fn last_kept(&self) -> usize {
@@ -48,9 +65,27 @@ pub fn parse_view_range(range: Option<&[i64]>) -> Result<LineRequest, String> {
         ));
     };
     let (start, end) = (*start, *end);
+    if start < 0 {
+        if end != -1 {
+            return Err(format!(
+                "a negative view_range start counts lines from the end and needs end -1: \
+                 use [{start}, -1] for the last {} lines",
+                start.unsigned_abs()
+            ));
+        }
+        let last = usize::try_from(start.unsigned_abs())
+            .map_err(|_| format!("view_range start {start} is too large"))?;
+        return Ok(LineRequest {
+            start: 1,
+            end: None,
+            explicit: true,
+            last_lines: Some(last),
+        });
+    }
     if start < 1 {
         return Err(format!(
-            "view_range start must be 1 or more (lines are numbered from 1), got {start}"
+            "view_range start must be 1 or more (lines are numbered from 1), or negative \
+             with end -1 for the last lines, got {start}"
         ));
     }
     let start =
@@ -76,6 +111,7 @@ pub fn parse_view_range(range: Option<&[i64]>) -> Result<LineRequest, String> {
         start,
         end,
         explicit: true,
+        last_lines: None,
     })
 }
 
@@ -136,9 +172,16 @@ mod tests {
             Ok(LineRequest {
                 start: 3,
                 end: None,
-                explicit: true
+                explicit: true,
+                last_lines: None
             })
         );
+        let last = parse_view_range(Some(&[-100, -1])).unwrap();
+        assert_eq!(last.last_lines, Some(100));
+        assert_eq!(last.resolve_last(1000).start, 901);
+        assert_eq!(last.resolve_last(30).start, 1);
+        assert_eq!(last.resolve_last(0).start, 1);
+        assert!(parse_view_range(Some(&[-3, 5])).is_err());
         assert!(parse_view_range(Some(&[0, 5])).is_err());
         assert!(parse_view_range(Some(&[5, 4])).is_err());
         assert!(parse_view_range(Some(&[1, -2])).is_err());

@@ -66,8 +66,13 @@ pub fn write_whole_file(
             }
             if ctx.shared.require_view {
                 let current = fsutil::read_file(&path.real, &path.shown, meta.len())?;
-                ctx.ws
-                    .check_viewed(&path.real, &path.shown, hash_bytes(&current), "overwrite")?;
+                ctx.ws.check_viewed(
+                    &path.real,
+                    &path.shown,
+                    crate::text::line_index::FileStamp::of(&meta),
+                    &current,
+                    "overwrite",
+                )?;
             }
             true
         }

@@ -4,7 +4,8 @@ use super::{Ctx, define, text_result, writes};
 use crate::error::{ErrorCode, ToolError, ToolResult};
 use crate::fsutil;
 use crate::scope::ScopedPath;
-use crate::text::lines::{self, hash_bytes, line_of_offset, numbered_excerpt};
+use crate::text::line_index::FileStamp;
+use crate::text::lines::{hash_bytes, line_of_offset, numbered_excerpt};
 use crate::text::replace::{self, ReplaceError};
 use rmcp::model::{CallToolResult, Tool};
 use schemars::JsonSchema;
@@ -54,7 +55,7 @@ pub fn run(ctx: &Ctx, args: StrReplaceArgs) -> ToolResult<CallToolResult> {
     }
     let path = ctx.resolve(&args.path)?;
     let _edit = ctx.shared.edit_locks.lock(&path.real);
-    let content = read_for_edit(ctx, &path, "edit")?;
+    let (content, meta) = read_for_edit(ctx, &path, "edit")?;
 
     let done = replace::replace(
         &content,
@@ -64,7 +65,7 @@ pub fn run(ctx: &Ctx, args: StrReplaceArgs) -> ToolResult<CallToolResult> {
     )
     .map_err(|e| miss_error(&path, &content, &args.old_str, e))?;
 
-    fsutil::atomic_write(&path.real, &path.shown, &done.content)?;
+    fsutil::atomic_write_over(&path.real, &path.shown, &done.content, Some(&meta))?;
     ctx.ws.record_view(&path.real, hash_bytes(&done.content));
 
     if args.replace_all.unwrap_or(false) {
@@ -101,8 +102,12 @@ pub fn run(ctx: &Ctx, args: StrReplaceArgs) -> ToolResult<CallToolResult> {
 }
 
 /// Reads an existing regular file for an edit, after the size limit and the
-/// view-before-edit rule.
-pub fn read_for_edit(ctx: &Ctx, path: &ScopedPath, verb: &str) -> ToolResult<Vec<u8>> {
+/// view-before-edit rule; with the metadata the read went by, for the write.
+pub fn read_for_edit(
+    ctx: &Ctx,
+    path: &ScopedPath,
+    verb: &str,
+) -> ToolResult<(Vec<u8>, std::fs::Metadata)> {
     let meta = fsutil::regular_file_meta(&path.real, &path.shown)?;
     fsutil::check_size(
         meta.len(),
@@ -113,10 +118,15 @@ pub fn read_for_edit(ctx: &Ctx, path: &ScopedPath, verb: &str) -> ToolResult<Vec
     )?;
     let content = fsutil::read_file(&path.real, &path.shown, meta.len())?;
     if ctx.shared.require_view {
-        ctx.ws
-            .check_viewed(&path.real, &path.shown, lines::hash_bytes(&content), verb)?;
+        ctx.ws.check_viewed(
+            &path.real,
+            &path.shown,
+            FileStamp::of(&meta),
+            &content,
+            verb,
+        )?;
     }
-    Ok(content)
+    Ok((content, meta))
 }
 
 fn miss_error(path: &ScopedPath, content: &[u8], old: &str, e: ReplaceError) -> ToolError {

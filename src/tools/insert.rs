@@ -16,7 +16,7 @@ pub fn run(
     text: &str,
 ) -> ToolResult<CallToolResult> {
     let _edit = ctx.shared.edit_locks.lock(&path.real);
-    let content = super::edit::read_for_edit(ctx, path, "insert into")?;
+    let (content, meta) = super::edit::read_for_edit(ctx, path, "insert into")?;
     let total = count_lines(&content);
     let after = usize::try_from(insert_line)
         .ok()
@@ -29,7 +29,7 @@ pub fn run(
             ))
         })?;
     let (updated, first, count) = insert_after(&content, after, text.as_bytes());
-    fsutil::atomic_write(&path.real, &path.shown, &updated)?;
+    fsutil::atomic_write_over(&path.real, &path.shown, &updated, Some(&meta))?;
     ctx.ws.record_view(&path.real, hash_bytes(&updated));
     let excerpt = numbered_excerpt(&updated, first.saturating_sub(4).max(1), first + count + 3);
     let place = if after == 0 {

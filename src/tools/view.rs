@@ -4,14 +4,16 @@
 use super::{Ctx, define, read_only, text_result};
 use crate::error::{ToolError, ToolResult};
 use crate::fsutil;
+use crate::text::line_index::{self, FileStamp};
 use crate::text::lines;
 use crate::text::ranges;
+use crate::workspace::Seen;
 use base64::Engine as _;
 use rmcp::model::{CallToolResult, ContentBlock, Tool};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use std::fs::{self, File};
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
 use std::path::Path;
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -19,8 +21,8 @@ pub struct ViewArgs {
     /// The file or directory to view: absolute, or relative to the working directory.
     pub path: String,
     /// Optional `[start, end]` line range, 1-based and inclusive; `end` = -1 reads to the
-    /// end of the file. An end past the last line is clamped. At most 2000 lines are
-    /// shown per call.
+    /// end of the file, and `[-n, -1]` shows the last n lines. An end past the last line
+    /// is clamped. At most 2000 lines are shown per call.
     #[serde(default)]
     pub view_range: Option<Vec<i64>>,
 }
@@ -31,7 +33,7 @@ pub fn tool() -> Tool {
         "View a file or directory",
         "View a text file with line numbers (cat -n style), an image (PNG, JPEG, GIF, WebP, SVG), \
          or a directory listing two levels deep. Shows up to 2000 lines per call; use view_range \
-         [start, end] (1-based, end -1 = to the end) for other parts. Lines longer than 2000 \
+         [start, end] (1-based, end -1 = to the end; [-n, -1] = the last n lines) for other parts. Lines longer than 2000 \
          characters are cut. Viewing a file is required before editing or overwriting it.",
         read_only("View a file or directory"),
     )
@@ -114,6 +116,42 @@ pub fn run(ctx: &Ctx, args: ViewArgs, svg_as_image: bool) -> ToolResult<CallTool
             "view it in parts with view_range [start, end]",
         )?;
     }
+    // The stamp of the file being read: when it is older than the racy window it stands
+    // for the content (view-before-edit needs no hash), and the scan may stop after the
+    // last line shown. Otherwise every byte is hashed, as an edit will compare.
+    let stamp = FileStamp::of(
+        &reader
+            .get_ref()
+            .metadata()
+            .map_err(|e| ToolError::io(&path.shown, "view", &e))?,
+    );
+    let trusted = !stamp.is_racy();
+    // A file over --max-file-size cannot be edited; only create_file could overwrite it,
+    // so a racy one is not hashed: its view record is dropped instead (see below).
+    let needs_hash = !trusted && meta.len() <= ctx.max_file_size();
+    // `[-n, -1]`: the line count first (the cached index of a large file with a trusted
+    // stamp makes this free after the first time), then an ordinary range.
+    let request = match request.last_lines {
+        Some(_) => {
+            let file = reader.get_ref();
+            let total = if trusted && meta.len() >= line_index::MIN_INDEXED_BYTES {
+                line_index::index_for(&path.real, stamp, file)
+                    .map_err(|e| ToolError::io(&path.shown, "view", &e))?
+                    .total_lines
+            } else {
+                let mut file = file;
+                file.seek(SeekFrom::Start(0))
+                    .and_then(|_| line_index::LineIndex::build(file))
+                    .map_err(|e| ToolError::io(&path.shown, "view", &e))?
+                    .total_lines
+            };
+            reader
+                .seek(SeekFrom::Start(0))
+                .map_err(|e| ToolError::io(&path.shown, "view", &e))?;
+            request.resolve_last(total)
+        }
+        None => request,
+    };
     let last_kept = request.last_kept();
     // A whole-file view shows about the file plus a number column: reserving that up
     // front spares the copies of a growing buffer (a range view may be of a huge file).
@@ -123,16 +161,77 @@ pub fn run(ctx: &Ctx, args: ViewArgs, svg_as_image: bool) -> ToolResult<CallTool
         let estimate = meta.len().saturating_add(meta.len() / 4).saturating_add(64);
         String::with_capacity(estimate.min(MAX_RESERVED_BYTES) as usize)
     };
-    let summary = lines::scan_lines(
-        reader,
+    // A large file with a trusted stamp starts at the line index's checkpoint before the
+    // first shown line; the index (one memchr pass, cached) also gives the total.
+    let index = if trusted && meta.len() >= line_index::MIN_INDEXED_BYTES && request.start > 1 {
+        Some(
+            line_index::index_for(&path.real, stamp, reader.get_ref())
+                .map_err(|e| ToolError::io(&path.shown, "view", &e))?,
+        )
+    } else {
+        None
+    };
+    let first_line = match &index {
+        Some(index) => {
+            let (line, offset) = index.seek_point(request.start);
+            reader
+                .seek(SeekFrom::Start(offset))
+                .map_err(|e| ToolError::io(&path.shown, "view", &e))?;
+            line
+        }
+        None => 1,
+    };
+    let from = lines::ScanFrom {
+        first_line,
+        stop_after: (!needs_hash).then_some(last_kept),
+        hash: needs_hash,
+    };
+    let (summary, complete) = lines::scan_lines_from(
+        &mut reader,
+        from,
         |n| n >= request.start && n <= last_kept,
         |n, kept, chars| lines::format_line(&mut body, n, kept, chars),
     )
     .map_err(|e| ToolError::io(&path.shown, "view", &e))?;
-    let shown = ranges::clamp(request, summary.total_lines).map_err(ToolError::invalid)?;
-    ctx.ws.record_view(&path.real, summary.hash);
+    let total_lines = if complete {
+        summary.total_lines
+    } else if request.end.is_some_and(|e| e <= last_kept) {
+        // Everything asked for was shown and nothing past it is reported: the total
+        // is not needed, and the last line read stands for it.
+        summary.total_lines
+    } else {
+        // Lines exist past the cap: the notice names the total.
+        match &index {
+            Some(index) => index.total_lines,
+            None if meta.len() >= line_index::MIN_INDEXED_BYTES => {
+                line_index::index_for(&path.real, stamp, reader.get_ref())
+                    .map_err(|e| ToolError::io(&path.shown, "view", &e))?
+                    .total_lines
+            }
+            None => {
+                let rest = lines::ScanFrom {
+                    first_line: summary.total_lines + 1,
+                    stop_after: None,
+                    hash: false,
+                };
+                lines::scan_lines_from(&mut reader, rest, |_| false, |_, _, _| {})
+                    .map_err(|e| ToolError::io(&path.shown, "view", &e))?
+                    .0
+                    .total_lines
+            }
+        }
+    };
+    let shown = ranges::clamp(request, total_lines).map_err(ToolError::invalid)?;
+    if trusted {
+        ctx.ws.record_seen(&path.real, Seen::Stamp(stamp));
+    } else if needs_hash {
+        ctx.ws.record_view(&path.real, summary.hash);
+    } else {
+        // Neither a trusted stamp nor a hash: an overwrite must wait for a later view.
+        ctx.ws.forget_view(&path.real);
+    }
 
-    if summary.total_lines == 0 {
+    if total_lines == 0 {
         return Ok(text_result(format!(
             "(the file {} is empty)",
             path.shown.display()
