@@ -296,6 +296,21 @@ pub(crate) struct RawStep {
 pub(crate) const STEP_KINDS: &str = "initialize, do, call, request, send, send_json, await, write, sleep_ms, \
      check_files, expect_alive, http, http_initialize, http_call, signal, assert_no_process";
 
+/// Step kinds that get a response, so they may carry `expect` (and profile
+/// expectations).
+const RESPONSE_STEPS: &[&str] = &[
+    "initialize",
+    "do",
+    "call",
+    "request",
+    "send",
+    "send_json",
+    "await",
+    "http",
+    "http_initialize",
+    "http_call",
+];
+
 /// Step kinds that only make sense over stdio / over HTTP.
 pub const STDIO_ONLY_STEPS: &[&str] = &[
     "initialize",
@@ -380,43 +395,14 @@ impl TryFrom<RawStep> for Step {
             }
             r.expect = inner_expect;
         }
-        only_for(
-            r.expect.is_some(),
-            "expect",
-            &[
-                "initialize",
-                "do",
-                "call",
-                "request",
-                "send",
-                "send_json",
-                "await",
-                "http",
-                "http_initialize",
-                "http_call",
-            ],
-        )?;
+        only_for(r.expect.is_some(), "expect", RESPONSE_STEPS)?;
         for (present, key) in [
             (r.boris.is_some(), "boris"),
             (r.boris_compat.is_some(), "boris_compat"),
             (r.boris_pipe.is_some(), "boris_pipe"),
         ] {
-            only_for(
-                present,
-                key,
-                &[
-                    "initialize",
-                    "do",
-                    "call",
-                    "request",
-                    "send",
-                    "send_json",
-                    "await",
-                    "http",
-                    "http_initialize",
-                    "http_call",
-                ],
-            )?;
+            // Profile expectations go wherever an `expect` may.
+            only_for(present, key, RESPONSE_STEPS)?;
         }
         only_for(
             r.timeout_ms.is_some(),
