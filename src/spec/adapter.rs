@@ -247,6 +247,7 @@ impl Adapter {
             expect,
             profiles: BTreeMap::new(),
             timeout_ms: step.timeout_ms,
+            until_ms: step.until_ms,
         })
     }
 }

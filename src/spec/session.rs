@@ -13,7 +13,8 @@ use serde_json::{Map, Value, json};
 use super::http::{self as client};
 use super::matcher::{check_notifications, check_response, quote, show};
 use super::model::{
-    Action, Case, CaseTransport, DEFAULT_SESSION, Placeholders, Step, session_placeholder,
+    Action, Case, CaseTransport, DEFAULT_SESSION, Placeholders, Step, saved_placeholder,
+    session_placeholder,
 };
 
 use super::fixtures::*;
@@ -50,6 +51,10 @@ pub(crate) struct Session {
     pub(crate) seen_sessions: Vec<String>,
     /// A `signal` step's `expect_exit` already checked the exit code.
     pub(crate) exit_checked: bool,
+    /// Values kept by `save` (`{saved:NAME}`).
+    pub(crate) saved: BTreeMap<String, String>,
+    /// The JSON-RPC response the last step got, for `save`.
+    pub(crate) last_response: Option<Value>,
 }
 
 #[derive(Debug, Clone)]
@@ -116,6 +121,8 @@ impl Session {
             sessions: BTreeMap::new(),
             seen_sessions: Vec::new(),
             exit_checked: false,
+            saved: BTreeMap::new(),
+            last_response: None,
         }
     }
 
@@ -177,25 +184,74 @@ impl Session {
         }
     }
 
-    /// HTTP cases: the step with `{addr}` and the saved sessions expanded; a
-    /// reference to a session that was never saved stops the case.
+    /// The step with what is known only at run time expanded: `{saved:…}` values and,
+    /// in HTTP cases, `{addr}` and the saved sessions. A reference to a session or a
+    /// value that was never saved stops the case.
     pub(crate) fn runtime_step(&self, step: &Step) -> Result<Step, Fatal> {
-        let mut p = Placeholders::default().with("{addr}", self.addr.as_deref().unwrap_or(""));
-        for (name, s) in &self.sessions {
-            p = p.with(&session_placeholder(name), &s.id);
+        let mut p = Placeholders::default();
+        if self.http() {
+            p = p.with("{addr}", self.addr.as_deref().unwrap_or(""));
+            for (name, s) in &self.sessions {
+                p = p.with(&session_placeholder(name), &s.id);
+            }
+        }
+        for (name, value) in &self.saved {
+            p = p.with(&saved_placeholder(name), value);
         }
         let mut out = step.clone();
         out.expand(&p);
-        let re = regex::Regex::new(r"\{session(?::([A-Za-z0-9_-]+))?\}")
-            .map_err(|e| Fatal(e.to_string()))?;
-        if let Some(c) = re.captures(&format!("{:?}", out.action)) {
+        let shown = format!("{:?} {:?}", out.action, out.expect);
+        if self.http() {
+            let re = regex::Regex::new(r"\{session(?::([A-Za-z0-9_-]+))?\}")
+                .map_err(|e| Fatal(e.to_string()))?;
+            if let Some(c) = re.captures(&format!("{:?}", out.action)) {
+                return Err(Fatal(format!(
+                    "{} is used but no session was saved under that name ({})",
+                    c.get(0).map(|m| m.as_str()).unwrap_or_default(),
+                    self.saved_names()
+                )));
+            }
+        }
+        let re =
+            regex::Regex::new(r"\{saved:[A-Za-z0-9_-]+\}").map_err(|e| Fatal(e.to_string()))?;
+        if let Some(m) = re.find(&shown) {
             return Err(Fatal(format!(
-                "{} is used but no session was saved under that name ({})",
-                c.get(0).map(|m| m.as_str()).unwrap_or_default(),
-                self.saved_names()
+                "{} is used but nothing was saved under that name (saved: {})",
+                m.as_str(),
+                if self.saved.is_empty() {
+                    "none yet; use `save` in an earlier step's expect".to_string()
+                } else {
+                    self.saved.keys().cloned().collect::<Vec<_>>().join(", ")
+                }
             )));
         }
         Ok(out)
+    }
+
+    /// Keeps the values `expect.save` points at in the last response.
+    pub(crate) fn save_values(&mut self, save: &BTreeMap<String, String>) -> Vec<String> {
+        let mut fails = Vec::new();
+        let Some(response) = &self.last_response else {
+            if !save.is_empty() {
+                fails.push("save: the step got no JSON-RPC response".to_string());
+            }
+            return fails;
+        };
+        for (name, pointer) in save {
+            match response.pointer(pointer) {
+                Some(Value::String(s)) => {
+                    self.saved.insert(name.clone(), s.clone());
+                }
+                Some(other) => {
+                    self.saved.insert(name.clone(), other.to_string());
+                }
+                None => fails.push(format!(
+                    "save: {name}: nothing at {pointer} in {}",
+                    show(response)
+                )),
+            }
+        }
+        fails
     }
 
     pub(crate) fn saved_names(&self) -> String {
@@ -409,12 +465,37 @@ impl Session {
         for (i, step) in case.steps.iter().enumerate() {
             let label = format!("step {} ({})", i + 1, step.action.label());
             let before = self.failures.len();
-            self.seen.clear();
-            let r = if self.http() {
-                self.runtime_step(step)
-                    .and_then(|step| self.run_step(&step, workdir))
-            } else {
-                self.run_step(step, workdir)
+            let until = step
+                .until_ms
+                .map(|ms| Instant::now() + Duration::from_millis(ms));
+            let r = loop {
+                self.seen.clear();
+                self.last_response = None;
+                let r = self.runtime_step(step).and_then(|step| {
+                    let mut fails = self.run_step(&step, workdir)?;
+                    if let Some(e) = &step.expect
+                        && !e.save.is_empty()
+                        && fails.is_empty()
+                    {
+                        fails.extend(self.save_values(&e.save));
+                    }
+                    Ok(fails)
+                });
+                // Repeat while only the expectations failed and there is time left.
+                match (&r, until) {
+                    (Ok(fails), Some(until))
+                        if !fails.is_empty()
+                            && self.failures.len() == before
+                            && Instant::now() < until =>
+                    {
+                        if self.http() {
+                            thread::sleep(Duration::from_millis(100));
+                        } else {
+                            self.drain_for(Duration::from_millis(100));
+                        }
+                    }
+                    _ => break r,
+                }
             };
             // Protocol problems noticed while running the step belong to it.
             for f in &mut self.failures[before..] {
@@ -604,6 +685,9 @@ impl Session {
                     ));
                 }
             }
+        }
+        if let Some((r, _)) = &response {
+            self.last_response = Some(r.clone());
         }
         if let Some((r, tool_call)) = &response
             && let Some(expect) = &step.expect

@@ -241,6 +241,13 @@ impl Session {
         }
         let resp = self.exchange(req, recorded, recorded_body, expect, timeout)?;
         let messages = resp.messages();
+        // For `save`: the response among the body's messages.
+        self.last_response = messages
+            .iter()
+            .find(|m| {
+                m.get("method").is_none() && (m.get("result").is_some() || m.get("error").is_some())
+            })
+            .cloned();
         let mut fails = Self::check_http_response(expect, &resp, &messages, false);
         if let Some(name) = expect
             .and_then(|e| e.save_session.as_ref())
@@ -285,6 +292,7 @@ impl Session {
         let messages = resp.messages();
         let mut fails = Self::check_http_response(expect, &resp, &messages, true);
         let response = find_response(&messages, &id);
+        self.last_response = response.map(|(_, r)| r.clone());
         match (response, expect) {
             (Some((_, r)), Some(e)) => fails.extend(check_response(e, r, false)),
             (Some((_, r)), None) => {
@@ -415,6 +423,7 @@ impl Session {
         let mut fails = Self::check_http_response(expect, &resp, &messages, true);
         match find_response(&messages, &id) {
             Some((at, r)) => {
+                self.last_response = Some(r.clone());
                 // What the server sent on this response before the result.
                 self.seen = messages[..at]
                     .iter()

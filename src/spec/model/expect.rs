@@ -60,6 +60,10 @@ pub struct Expect {
     /// `http` steps: remember the response's `Mcp-Session-Id` as `{session}` (`true`)
     /// or `{session:NAME}` (a name).
     pub save_session: Option<SaveSession>,
+    /// Remember values of the response for later steps: NAME → a JSON pointer into the
+    /// JSON-RPC response (`/result/taskId`), used later as `{saved:NAME}`.
+    #[serde(default)]
+    pub save: BTreeMap<String, String>,
 }
 
 /// One `messages` entry of an HTTP expectation.
@@ -105,6 +109,11 @@ pub(crate) fn check_session_name(s: &str) -> Result<(), String> {
             "session name `{s}` must be letters, digits, `_` or `-`"
         ))
     }
+}
+
+/// The placeholder of a value saved with `save`: `{saved:NAME}`.
+pub fn saved_placeholder(name: &str) -> String {
+    format!("{{saved:{name}}}")
 }
 
 /// The placeholder of a saved session: `{session}` or `{session:NAME}`.
@@ -207,6 +216,11 @@ impl Expect {
                 .save_session
                 .clone()
                 .or_else(|| self.save_session.clone()),
+            save: {
+                let mut save = self.save.clone();
+                save.extend(more.save.clone());
+                save
+            },
         }
     }
 
@@ -216,6 +230,14 @@ impl Expect {
     }
 
     pub(crate) fn validate(&self) -> Result<(), String> {
+        for (name, pointer) in &self.save {
+            check_session_name(name).map_err(|e| e.replace("session name", "saved name"))?;
+            if !pointer.starts_with('/') {
+                return Err(format!(
+                    "save: {name}: `{pointer}` is not a JSON pointer (e.g. /result/taskId)"
+                ));
+            }
+        }
         for r in self.regex.iter() {
             regex::Regex::new(&Placeholders::dummy().expand(r))
                 .map_err(|e| format!("invalid regex `{r}`: {e}"))?;

@@ -20,6 +20,10 @@ pub struct Step {
     pub profiles: BTreeMap<String, Expect>,
     /// Per-step override of the wait timeout.
     pub timeout_ms: Option<u64>,
+    /// Repeat the step (every 100 ms) until its expectations hold, for at most this long:
+    /// for state that settles in its own time (a task's status, a file a background
+    /// command writes).
+    pub until_ms: Option<u64>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -291,6 +295,7 @@ pub(crate) struct RawStep {
     #[serde(default, deserialize_with = "present_or_default")]
     expect: Option<Expect>,
     timeout_ms: Option<u64>,
+    until_ms: Option<u64>,
 }
 
 pub(crate) const STEP_KINDS: &str = "initialize, do, call, request, send, send_json, await, write, sleep_ms, \
@@ -422,6 +427,34 @@ impl TryFrom<RawStep> for Step {
                 "assert_no_process",
             ],
         )?;
+        only_for(
+            r.until_ms.is_some(),
+            "until_ms",
+            &["do", "call", "request", "http", "http_call", "check_files"],
+        )?;
+        if r.until_ms.is_some() && r.expect.is_none() && kind != "check_files" {
+            return Err("`until_ms` repeats the step until its `expect` holds: add one".into());
+        }
+        if let Some(e) = &r.expect
+            && !e.save.is_empty()
+            && ![
+                "do",
+                "call",
+                "request",
+                "send",
+                "send_json",
+                "await",
+                "http",
+                "http_call",
+                "initialize",
+                "http_initialize",
+            ]
+            .contains(&kind)
+        {
+            return Err(format!(
+                "`save` needs a JSON-RPC response; a `{kind}` step has none"
+            ));
+        }
         if let Some(e) = &r.expect {
             let http_keys = e.http_keys();
             let rpc_keys = e.jsonrpc_keys();
@@ -648,6 +681,7 @@ impl TryFrom<RawStep> for Step {
             expect: r.expect,
             profiles,
             timeout_ms: r.timeout_ms,
+            until_ms: r.until_ms,
         })
     }
 }

@@ -408,3 +408,23 @@ fn wait_false_and_await() {
     .unwrap_err();
     assert!(e.contains("await"), "{e}");
 }
+
+#[test]
+fn save_and_until_ms_are_checked() {
+    let ok = parse_case(
+        "source: x\nsteps:\n  - call: bash\n    args: {command: x}\n    until_ms: 500\n    expect: {match: {result: {}}, save: {task: /result/taskId}}\n",
+    )
+    .unwrap();
+    assert_eq!(ok.steps[0].until_ms, Some(500));
+    let save = &ok.steps[0].expect.as_ref().unwrap().save;
+    assert_eq!(save.get("task").map(String::as_str), Some("/result/taskId"));
+    for (yaml, needle) in [
+        ("  - call: view\n    until_ms: 500\n", "add one"),
+        ("  - sleep_ms: 5\n    until_ms: 500\n", "`until_ms` is not allowed"),
+        ("  - call: view\n    expect: {save: {t: result/x}}\n", "not a JSON pointer"),
+        ("  - call: view\n    expect: {save: {\"a b\": /x}}\n", "saved name"),
+    ] {
+        let e = parse_case(&format!("source: x\nsteps:\n{yaml}")).unwrap_err();
+        assert!(e.contains(needle), "{yaml}: {e}");
+    }
+}
