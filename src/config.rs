@@ -185,6 +185,19 @@ pub struct Cli {
     )]
     pub hand_off_after: u64,
 
+    /// For clients that declare the MCP tasks extension: seconds a bash or grep call may
+    /// run before it becomes a task (the call then answers with the task, which the
+    /// client polls with tasks/get); calls that end sooner answer as usual. Decimals
+    /// allowed; 0 = every such call is a task at once; off = no tasks.
+    #[arg(
+        long,
+        env = "BORIS_TASK_AFTER",
+        value_name = "SECONDS|off",
+        default_value = "1",
+        value_parser = parse_task_after
+    )]
+    pub task_after: TaskAfter,
+
     /// Seconds after which a background task is terminated (0 = never).
     #[arg(long, env = "BORIS_BACKGROUND_TASK_TIMEOUT", default_value_t = 0)]
     pub background_task_timeout: u64,
@@ -256,6 +269,9 @@ pub struct Config {
     pub background_task_timeout: Option<Duration>,
     /// `--hand-off-after`, when on.
     pub hand_off_after: Option<Duration>,
+    /// `--task-after`: how long a task-eligible call of a tasks client runs before it
+    /// becomes an MCP task; `None` when tasks are off.
+    pub task_after: Option<Duration>,
     pub require_view_before_edit: ViewBeforeEdit,
     pub bash_profile: BashProfile,
     pub session_idle_timeout: Duration,
@@ -436,6 +452,7 @@ impl Cli {
             env: command_env,
             hand_off_after: (self.hand_off_after > 0)
                 .then(|| Duration::from_secs(self.hand_off_after)),
+            task_after: self.task_after.0,
             background_task_timeout: (self.background_task_timeout > 0)
                 .then(|| Duration::from_secs(self.background_task_timeout)),
             require_view_before_edit: self.require_view_before_edit,
@@ -632,6 +649,18 @@ mod tests {
     }
 
     #[test]
+    fn task_after_values() {
+        let secs = |s: f64| Ok(TaskAfter(Some(Duration::from_secs_f64(s))));
+        assert_eq!(parse_task_after("1"), secs(1.0));
+        assert_eq!(parse_task_after("0"), secs(0.0));
+        assert_eq!(parse_task_after(" 2.5 "), secs(2.5));
+        assert_eq!(parse_task_after("OFF"), Ok(TaskAfter(None)));
+        for bad in ["", "-1", "soon", "NaN", "inf", "86401"] {
+            assert!(parse_task_after(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
     fn sizes() {
         assert_eq!(parse_size("10MB"), Ok(10 << 20));
         assert_eq!(parse_size("512kb"), Ok(512 << 10));
@@ -650,5 +679,25 @@ mod tests {
             let joined = items.join(",");
             proptest::prop_assert_eq!(split_env_list(&joined), items);
         }
+    }
+}
+
+/// `--task-after`: a delay, or `None` for `off`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TaskAfter(pub Option<Duration>);
+
+/// Parses `--task-after`: seconds (decimals allowed, at most a day) or `off`.
+pub fn parse_task_after(value: &str) -> Result<TaskAfter, String> {
+    let v = value.trim();
+    if v.eq_ignore_ascii_case("off") {
+        return Ok(TaskAfter(None));
+    }
+    match v.parse::<f64>() {
+        Ok(secs) if secs.is_finite() && (0.0..=86_400.0).contains(&secs) => {
+            Ok(TaskAfter(Some(Duration::from_secs_f64(secs))))
+        }
+        _ => Err(format!(
+            "{value:?} is not a number of seconds (0 to 86400, decimals allowed) or off"
+        )),
     }
 }

@@ -10,6 +10,7 @@ pub mod error;
 pub mod exec;
 pub mod fsutil;
 pub mod logfmt;
+pub mod mcp_tasks;
 pub mod scope;
 pub mod search;
 pub mod server;

@@ -5,11 +5,12 @@
 use crate::tools::{self, Call, Ctx, Progress, Shared};
 use crate::workspace::Workspace;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CompleteRequestMethod, CompleteRequestParams,
-    CompleteResult, Implementation, ListPromptsRequestMethod, ListPromptsResult,
-    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
-    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, ResourceContents,
-    ServerCapabilities, ServerConfig,
+    CallToolRequestParams, CallToolResponse, CancelTaskParams, CompleteRequestMethod,
+    CompleteRequestParams, CompleteResult, GetTaskParams, GetTaskResult, Implementation,
+    JsonObject, ListPromptsRequestMethod, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams,
+    ReadResourceResponse, ReadResourceResult, ResourceContents, ServerCapabilities, ServerConfig,
+    TASKS_EXTENSION_ID, UpdateTaskParams,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -19,6 +20,8 @@ use std::sync::Arc;
 #[derive(Debug, Clone)]
 pub struct BorisServer {
     ctx: Ctx,
+    /// Ends this session's MCP tasks when the last handle on the session goes.
+    _session_tasks: Arc<crate::mcp_tasks::SessionTasks>,
     /// Over HTTP, the workspace that requests without a session (the stateless
     /// 2026-07-28 era) share.
     stateless_ws: Option<Arc<Workspace>>,
@@ -28,6 +31,7 @@ impl BorisServer {
     pub fn new(shared: Arc<Shared>) -> Self {
         let ws = Arc::new(Workspace::new(shared.config.workdir.clone()));
         BorisServer {
+            _session_tasks: Arc::new(crate::mcp_tasks::SessionTasks(ws.mcp_tasks.clone())),
             ctx: Ctx { shared, ws },
             stateless_ws: None,
         }
@@ -106,19 +110,24 @@ pub fn instructions(shared: &Shared) -> String {
 
 impl ServerHandler for BorisServer {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(
-            ServerCapabilities::builder()
-                .enable_tools()
-                .enable_resources()
-                .build(),
-        )
-        // Set explicitly: rmcp's default reports rmcp's own name and version.
-        .with_server_info(
-            Implementation::new("boris", env!("CARGO_PKG_VERSION"))
-                .with_title("Boris")
-                .with_description("Coding tools for AI agents over MCP"),
-        )
-        .with_instructions(instructions(&self.ctx.shared))
+        let mut capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_resources()
+            .build();
+        if self.ctx.shared.config.task_after.is_some() {
+            capabilities
+                .extensions
+                .get_or_insert_with(Default::default)
+                .insert(TASKS_EXTENSION_ID.to_string(), JsonObject::new());
+        }
+        ServerConfig::new(capabilities)
+            // Set explicitly: rmcp's default reports rmcp's own name and version.
+            .with_server_info(
+                Implementation::new("boris", env!("CARGO_PKG_VERSION"))
+                    .with_title("Boris")
+                    .with_description("Coding tools for AI agents over MCP"),
+            )
+            .with_instructions(instructions(&self.ctx.shared))
     }
 
     async fn list_tools(
@@ -220,6 +229,40 @@ impl ServerHandler for BorisServer {
         Err(McpError::method_not_found::<CompleteRequestMethod>())
     }
 
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, McpError> {
+        let ctx = self.ctx_for(&context);
+        Ok(GetTaskResult::new(
+            ctx.ws.mcp_tasks.get_task(&request.task_id)?,
+        ))
+    }
+
+    /// Boris's tasks never ask the client for input, so there is nothing to deliver;
+    /// an unknown task is still an error.
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        let ctx = self.ctx_for(&context);
+        ctx.ws
+            .mcp_tasks
+            .update_task(&request.task_id, request.input_responses)
+    }
+
+    /// Stops the task's command (its whole process group); the task ends `cancelled`.
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        let ctx = self.ctx_for(&context);
+        ctx.ws.mcp_tasks.cancel_task(&request.task_id)
+    }
+
     fn get_tool(&self, name: &str) -> Option<rmcp::model::Tool> {
         self.ctx
             .shared
@@ -251,14 +294,26 @@ impl ServerHandler for BorisServer {
             ));
         }
         let args = request.arguments.unwrap_or_default();
+        let ctx = self.ctx_for(&context);
+        let config = &ctx.shared.config;
+        if let Some(grace) = config.task_after
+            && crate::mcp_tasks::eligible(config.bash_profile, &name, &args)
+            && context
+                .client_capabilities()
+                .is_some_and(|caps| caps.supports_tasks())
+        {
+            let ctx = ctx.into_owned();
+            return crate::mcp_tasks::call(ctx, name, args, context.ct.clone(), grace).await;
+        }
         let call = Call {
             ct: context.ct.clone(),
             progress: context.meta.get_progress_token().map(|token| Progress {
                 peer: context.peer.clone(),
                 token,
             }),
+            in_task: false,
         };
-        match tools::dispatch(&self.ctx_for(&context), &name, args, call).await {
+        match tools::dispatch(&ctx, &name, args, call).await {
             Some(result) => Ok(result.into()),
             None => Err(McpError::invalid_params(
                 format!("unknown tool {name:?}"),

@@ -22,6 +22,9 @@ pub struct Workspace {
     pub tasks: Tasks,
     /// Auto-backgrounded commands, by pid (pipe profile).
     pub pipe_procs: Tasks,
+    /// MCP tasks (the tasks extension) this session created: `tasks/get` and
+    /// `tasks/cancel` see only these.
+    pub mcp_tasks: rmcp::task_manager::TaskManager,
     /// Spill files this session was handed a `resource_link` to: the only files its
     /// `resources/read` may read.
     offered: Mutex<std::collections::HashSet<PathBuf>>,
@@ -61,6 +64,7 @@ impl Workspace {
             nonce: crate::text::sentinel::new_nonce(),
             tasks: Tasks::default(),
             pipe_procs: Tasks::default(),
+            mcp_tasks: Default::default(),
             offered: Mutex::default(),
         }
     }

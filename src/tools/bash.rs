@@ -89,7 +89,7 @@ pub async fn run(ctx: &Ctx, args: BashArgs, call: &Call) -> ToolResult<CallToolR
         .shared
         .config
         .hand_off_after
-        .filter(|_| ctx.ws.tasks.check_room().is_ok());
+        .filter(|_| !call.in_task && ctx.ws.tasks.check_room().is_ok());
     let mut outcome = supervise(&running, timeout, hand_off, call).await;
     if outcome == Outcome::HandOff {
         if ctx.ws.tasks.check_room().is_ok() {

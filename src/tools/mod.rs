@@ -126,6 +126,21 @@ fn catalogue(config: &Config) -> Vec<Tool> {
             && (bash_enabled || !matches!(t.name.as_ref(), "task_output" | "task_stop"))
     });
     tools.sort_by(|a, b| a.name.cmp(&b.name));
+    if config.task_after.is_some() {
+        // The tasks extension has no per-tool field; say which tools may answer with a
+        // task (for clients that declare the extension), in the `_meta` of each.
+        for tool in &mut tools {
+            let args = JsonObject::new();
+            if crate::mcp_tasks::eligible(config.bash_profile, &tool.name, &args) {
+                let mut meta = rmcp::model::MetaObject::default();
+                meta.0.insert(
+                    crate::mcp_tasks::TOOL_META_KEY.into(),
+                    serde_json::Value::String("optional".into()),
+                );
+                tool.meta = Some(meta);
+            }
+        }
+    }
     tools
 }
 
@@ -136,6 +151,9 @@ fn catalogue(config: &Config) -> Vec<Tool> {
 pub struct Call {
     pub ct: CancellationToken,
     pub progress: Option<Progress>,
+    /// The call may run as an MCP task (the client declared the tasks extension): the
+    /// task, not `--hand-off-after`, is how it outlives the client's deadline.
+    pub in_task: bool,
 }
 
 /// Sends `notifications/progress` for one request, echoing its token.
