@@ -51,7 +51,10 @@ fn spec_suite() {
         "{} --transport stdio",
         spec::shell_quote(env!("CARGO_BIN_EXE_boris"))
     );
-    let opts = RunOptions::new(server);
+    let mut opts = RunOptions::new(server);
+    // Every case on stdio, and those not about their transport over HTTP and under the
+    // 2026-07-28 revision too (spec::routes).
+    opts.routes = spec::Route::ALL.to_vec();
     let jobs = std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(2)

@@ -162,6 +162,24 @@ struct RunArgs {
     /// it has one, else the whole match).
     #[arg(long, value_name = "REGEX", default_value = boris::spec::runner::DEFAULT_HTTP_ADDR_REGEX)]
     http_addr_regex: String,
+    /// Transports to run each case over: stdio, http or all (repeatable or
+    /// comma-separated). A case about one transport runs on its own only; the adapter
+    /// says which the server has.
+    #[arg(
+        long,
+        value_name = "stdio|http|all",
+        value_delimiter = ',',
+        default_value = "all"
+    )]
+    transport: Vec<String>,
+    /// Protocol eras: 2025-11-25 (initialize), 2026-07-28 (stateless), or all.
+    #[arg(
+        long,
+        value_name = "ERA|all",
+        value_delimiter = ',',
+        default_value = "all"
+    )]
+    era: Vec<String>,
 }
 
 #[derive(clap::Args)]
@@ -350,7 +368,15 @@ fn run(args: RunArgs) -> ExitCode {
         eprintln!("boris-spec: --http-addr-regex: {e}");
         return ExitCode::from(2);
     }
+    let routes = match boris::spec::Route::select(&args.transport, &args.era) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("boris-spec: {e}");
+            return ExitCode::from(2);
+        }
+    };
     let mut opts = RunOptions::new(spec::resolve_server_command(&args.server, &cwd));
+    opts.routes = routes;
     opts.http_args = args.http_args;
     opts.http_addr_regex = args.http_addr_regex;
     opts.default_timeout = Duration::from_millis(args.timeout_ms);

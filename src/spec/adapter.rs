@@ -98,6 +98,14 @@ pub struct Adapter {
     /// the reason: such cases are not supported.
     #[serde(default)]
     pub unsupported_tags: BTreeMap<String, String>,
+    /// The routes (transport and protocol era, see `spec::routes`) the server is run
+    /// on: `stdio`, `stdio-2026`, `http`, `http-2026`. Default: `stdio` only.
+    #[serde(default = "stdio_only")]
+    pub routes: Vec<String>,
+}
+
+fn stdio_only() -> Vec<String> {
+    vec!["stdio".into()]
 }
 
 /// How one capability is called.
@@ -140,6 +148,13 @@ impl Adapter {
 
     pub fn parse(text: &str) -> Result<Adapter, String> {
         let a: Adapter = yaml_serde::from_str(text).map_err(|e| e.to_string())?;
+        for r in &a.routes {
+            if !super::routes::Route::ALL.iter().any(|x| x.name() == r) {
+                return Err(format!(
+                    "unknown route `{r}` (stdio, stdio-2026, http, http-2026)"
+                ));
+            }
+        }
         for cap in a.capabilities.keys().chain(a.unsupported.keys()) {
             if !CAPABILITIES.iter().any(|(c, _)| c == cap) {
                 return Err(format!("unknown capability `{cap}`"));

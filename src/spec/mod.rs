@@ -29,6 +29,7 @@ pub mod normalise;
 pub mod preflight;
 pub mod process;
 pub mod report;
+pub mod routes;
 pub mod runner;
 pub mod session;
 pub mod session_http;
@@ -153,6 +154,7 @@ pub fn select_cases(
     Ok(out)
 }
 pub use normalise::{Normaliser, normalise};
+pub use routes::Route;
 pub use runner::{CaseOutcome, RunOptions, run_case, shell_quote};
 
 /// Expands `paths` (files, or directories searched recursively for `*.yaml`) into a
@@ -198,6 +200,15 @@ pub fn run_file(file: &CaseFile, opts: &RunOptions) -> CaseOutcome {
     }
 }
 
+/// Loads and runs one case on `route`: `None` when it stays off that route. A case
+/// that does not load is a failed outcome (on stdio only, so it is reported once).
+pub fn run_file_on(file: &CaseFile, opts: &RunOptions, route: Route) -> Option<CaseOutcome> {
+    match file.load() {
+        Ok(case) => runner::run_case_on(&case, opts, route),
+        Err(e) => (route == Route::Stdio).then(|| CaseOutcome::error(&file.path, e)),
+    }
+}
+
 /// [`run_files`] for case files on disk.
 pub fn run_paths(
     paths: &[PathBuf],
@@ -212,9 +223,10 @@ pub fn run_paths(
     run_files(&files, opts, jobs, on_done)
 }
 
-/// Runs cases on `jobs` threads (at least 1). `on_done` is called on the calling
-/// thread for each outcome, in the order of `files`, as soon as it and every earlier
-/// one are known. Returns every outcome, in the order of `files`.
+/// Runs cases on `jobs` threads (at least 1), each on every route of `opts` the adapter
+/// has (see `spec::routes`). `on_done` is called on the calling thread for each
+/// outcome, in the order of `files` (a file's routes in turn), as soon as it and every
+/// earlier one are known. Returns every outcome, in that order.
 pub fn run_files(
     paths: &[CaseFile],
     opts: &RunOptions,
@@ -224,26 +236,43 @@ pub fn run_files(
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::mpsc;
 
+    let routes = runner::effective_routes(opts);
+    let routes = if routes.is_empty() {
+        vec![Route::Stdio]
+    } else {
+        routes
+    };
+    let runs: Vec<(&CaseFile, Route)> = paths
+        .iter()
+        .flat_map(|p| routes.iter().map(move |r| (p, *r)))
+        .collect();
     let next = AtomicUsize::new(0);
-    let mut results: Vec<Option<CaseOutcome>> = vec![None; paths.len()];
+    // None: not known yet; Some(None): the case stays off that route.
+    let mut results: Vec<Option<Option<CaseOutcome>>> = vec![None; runs.len()];
     let mut reported = 0;
     std::thread::scope(|scope| {
         let (tx, rx) = mpsc::channel();
-        for _ in 0..jobs.clamp(1, paths.len().max(1)) {
+        for _ in 0..jobs.clamp(1, runs.len().max(1)) {
             let tx = tx.clone();
             let next = &next;
+            let runs = &runs;
             scope.spawn(move || {
                 loop {
                     let i = next.fetch_add(1, Ordering::SeqCst);
-                    let Some(path) = paths.get(i) else { break };
-                    let outcome =
-                        std::panic::catch_unwind(|| run_file(path, opts)).unwrap_or_else(|p| {
+                    let Some(&(path, route)) = runs.get(i) else {
+                        break;
+                    };
+                    let outcome = std::panic::catch_unwind(|| run_file_on(path, opts, route))
+                        .unwrap_or_else(|p| {
                             let msg = p
                                 .downcast_ref::<&str>()
                                 .map(|s| s.to_string())
                                 .or_else(|| p.downcast_ref::<String>().cloned())
                                 .unwrap_or_else(|| "unknown panic".into());
-                            CaseOutcome::error(&path.path, format!("harness panicked: {msg}"))
+                            Some(CaseOutcome::error(
+                                &runner::route_label(&path.path, route),
+                                format!("harness panicked: {msg}"),
+                            ))
                         });
                     if tx.send((i, outcome)).is_err() {
                         break;
@@ -255,15 +284,23 @@ pub fn run_files(
         for (i, outcome) in rx {
             results[i] = Some(outcome);
             while let Some(Some(o)) = results.get(reported) {
-                on_done(o);
+                if let Some(o) = o {
+                    on_done(o);
+                }
                 reported += 1;
             }
         }
     });
     results
         .into_iter()
-        .zip(paths)
-        .map(|(r, p)| r.unwrap_or_else(|| CaseOutcome::error(&p.path, "case did not run".into())))
+        .zip(&runs)
+        .filter_map(|(r, (p, route))| match r {
+            Some(o) => o,
+            None => Some(CaseOutcome::error(
+                &runner::route_label(&p.path, *route),
+                "case did not run".into(),
+            )),
+        })
         .collect()
 }
 

@@ -17,6 +17,7 @@ use super::fixtures::{create_files, make_removable};
 use super::model::{Case, CaseTransport, DEFAULT_TIMEOUT_MS, Placeholders};
 use super::normalise::Normaliser;
 use super::process::*;
+use super::routes::{Route, for_route};
 use super::session::{Fatal, Session};
 
 /// Arguments added (before the case's `args`) for `transport: http` cases.
@@ -48,6 +49,8 @@ pub struct RunOptions {
     pub skip: Vec<String>,
     /// How the server spells each capability (default: Boris's own).
     pub adapter: Adapter,
+    /// The routes to run each case on (those the adapter has too); default: stdio.
+    pub routes: Vec<Route>,
 }
 
 impl RunOptions {
@@ -61,6 +64,7 @@ impl RunOptions {
             only: Vec::new(),
             skip: Vec::new(),
             adapter: Adapter::boris(),
+            routes: vec![Route::Stdio],
         }
     }
 }
@@ -140,8 +144,40 @@ pub fn default_initialize_params() -> Value {
     })
 }
 
-/// Runs one loaded case (honouring `--only`/`--skip`).
+/// Runs one loaded case over stdio (honouring `--only`/`--skip`).
 pub fn run_case(case: &Case, opts: &RunOptions) -> CaseOutcome {
+    run_case_on(case, opts, Route::Stdio)
+        .unwrap_or_else(|| CaseOutcome::error(&case.path, "no stdio route".into()))
+}
+
+/// The routes of `opts` this adapter's server is run on.
+pub fn effective_routes(opts: &RunOptions) -> Vec<Route> {
+    opts.routes
+        .iter()
+        .copied()
+        .filter(|r| opts.adapter.routes.iter().any(|a| a == r.name()))
+        .collect()
+}
+
+/// How a run on `route` is named: the case's path, then the route unless it is stdio
+/// (`spec/view/a.yaml [http]`).
+pub fn route_label(path: &Path, route: Route) -> PathBuf {
+    if route == Route::Stdio {
+        path.to_path_buf()
+    } else {
+        PathBuf::from(format!("{} [{}]", path.display(), route.name()))
+    }
+}
+
+/// Runs one loaded case on `route`; `None` when the case stays off that route (it is
+/// about its own transport, see `spec::routes`).
+pub fn run_case_on(case: &Case, opts: &RunOptions, route: Route) -> Option<CaseOutcome> {
+    let mut outcome = run_case_inner(case, opts, route)?;
+    outcome.path = route_label(&outcome.path, route);
+    Some(outcome)
+}
+
+fn run_case_inner(case: &Case, opts: &RunOptions, route: Route) -> Option<CaseOutcome> {
     let start = Instant::now();
     let mut outcome = CaseOutcome::error(&case.path, String::new());
     outcome.failures.clear();
@@ -150,7 +186,7 @@ pub fn run_case(case: &Case, opts: &RunOptions) -> CaseOutcome {
     if skip_reason(case, opts).is_some() {
         outcome.skipped = true;
         outcome.passed = true;
-        return outcome;
+        return (route == Route::Stdio).then_some(outcome);
     }
     let adapted = match opts.adapter.adapt(case) {
         Ok(c) => c,
@@ -158,9 +194,11 @@ pub fn run_case(case: &Case, opts: &RunOptions) -> CaseOutcome {
             outcome.skipped = true;
             outcome.passed = true;
             outcome.unsupported = Some(reason);
-            return outcome;
+            return (route == Route::Stdio).then_some(outcome);
         }
     };
+    let adapted = for_route(&adapted, route).ok()?;
+    outcome.golden = adapted.golden;
     let case = &adapted;
 
     let tmp = match tempfile::Builder::new().prefix("boris-spec-").tempdir() {
@@ -169,7 +207,7 @@ pub fn run_case(case: &Case, opts: &RunOptions) -> CaseOutcome {
             outcome
                 .failures
                 .push(format!("cannot create a temp workdir: {e}"));
-            return outcome;
+            return Some(outcome);
         }
     };
     let workdir = match tmp.path().canonicalize() {
@@ -178,7 +216,7 @@ pub fn run_case(case: &Case, opts: &RunOptions) -> CaseOutcome {
             outcome
                 .failures
                 .push(format!("cannot canonicalize the temp workdir: {e}"));
-            return outcome;
+            return Some(outcome);
         }
     };
     let case = case.expanded(&Placeholders::for_workdir(&workdir));
@@ -248,7 +286,7 @@ pub fn run_case(case: &Case, opts: &RunOptions) -> CaseOutcome {
     outcome.stderr = stderr;
     outcome.exit_code = exit_code;
     outcome.duration = start.elapsed();
-    outcome
+    Some(outcome)
 }
 
 /// Puts `exec` before a plain server command line so that the server replaces the

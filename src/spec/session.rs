@@ -98,6 +98,7 @@ impl Session {
                     .ok()
                     .and_then(|v| v.get("id").cloned()),
                 Action::HttpCall(c) => c.id.clone(),
+                Action::HttpRequest(q) => q.id.clone(),
                 Action::Http(h) => h.json.as_ref().and_then(|j| j.get("id").cloned()),
                 _ => None,
             };
@@ -655,6 +656,9 @@ impl Session {
             }
             Action::HttpCall(c) => {
                 fails.extend(self.http_call(c, step.expect.as_ref(), timeout)?)
+            }
+            Action::HttpRequest(q) => {
+                fails.extend(self.http_request(q, step.expect.as_ref(), timeout)?)
             }
             Action::Signal { name, expect_exit } => {
                 fails.extend(self.signal_step(name, expect_exit.as_ref(), timeout))

@@ -11,7 +11,8 @@ use super::http::{self as client, Response};
 use super::matcher::check_http;
 use super::matcher::{check_notifications, check_response, quote, show};
 use super::model::{
-    DEFAULT_SESSION, Expect, HttpCallSpec, HttpInitSpec, HttpSpec, session_placeholder,
+    DEFAULT_SESSION, Expect, HttpCallSpec, HttpInitSpec, HttpRequestSpec, HttpSpec,
+    session_placeholder,
 };
 
 use super::runner::*;
@@ -363,12 +364,71 @@ impl Session {
         if let Some(a) = &c.args {
             params.insert("arguments".into(), a.clone());
         }
-        let mut meta = match &c.meta {
+        let rpc = Rpc {
+            method: "tools/call",
+            params,
+            meta: c.meta.as_ref(),
+            session: c.session.as_deref(),
+            stateless: c.stateless,
+            headers: &c.headers,
+            id: c.id.as_ref(),
+            wait: c.wait,
+            tool_call: true,
+        };
+        self.http_rpc(rpc, expect, timeout)
+    }
+
+    pub(crate) fn http_request(
+        &mut self,
+        q: &HttpRequestSpec,
+        expect: Option<&Expect>,
+        timeout: Duration,
+    ) -> Result<Vec<String>, Fatal> {
+        let mut params = match &q.params {
+            Some(Value::Object(p)) => p.clone(),
+            _ => Map::new(),
+        };
+        let meta = params.remove("_meta");
+        let rpc = Rpc {
+            method: &q.method,
+            params,
+            meta: meta.as_ref(),
+            session: q.session.as_deref(),
+            stateless: q.stateless,
+            headers: &q.headers,
+            id: q.id.as_ref(),
+            wait: true,
+            tool_call: false,
+        };
+        self.http_rpc(rpc, expect, timeout)
+    }
+
+    /// POSTs one JSON-RPC request in a saved session, or statelessly (the 2026-07-28
+    /// revision: protocol version and client capabilities in `_meta`, `Mcp-Method` and
+    /// `Mcp-Name` headers), and checks its response.
+    fn http_rpc(
+        &mut self,
+        rpc: Rpc<'_>,
+        expect: Option<&Expect>,
+        timeout: Duration,
+    ) -> Result<Vec<String>, Fatal> {
+        let Rpc {
+            method,
+            mut params,
+            meta,
+            session,
+            stateless,
+            headers: extra_headers,
+            id,
+            wait,
+            tool_call,
+        } = rpc;
+        let mut meta_map = match meta {
             Some(Value::Object(m)) => m.clone(),
             _ => Map::new(),
         };
         let mut mcp: Vec<(&str, String)> = Vec::new();
-        if c.stateless {
+        if stateless {
             let mut m = Map::new();
             m.insert(
                 "io.modelcontextprotocol/protocolVersion".into(),
@@ -378,13 +438,19 @@ impl Session {
                 "io.modelcontextprotocol/clientCapabilities".into(),
                 json!({}),
             );
-            m.extend(meta);
-            meta = m;
+            m.extend(meta_map);
+            meta_map = m;
             mcp.push(("MCP-Protocol-Version", STATELESS_VERSION.into()));
-            mcp.push(("Mcp-Method", "tools/call".into()));
-            mcp.push(("Mcp-Name", c.tool.clone()));
+            mcp.push(("Mcp-Method", method.to_string()));
+            // The header the transport routes on: the tool, resource or task named.
+            if let Some(name) = ["name", "uri", "taskId"]
+                .iter()
+                .find_map(|k| params.get(*k).and_then(Value::as_str))
+            {
+                mcp.push(("Mcp-Name", name.to_string()));
+            }
         } else {
-            let name = c.session.as_deref().unwrap_or(DEFAULT_SESSION);
+            let name = session.unwrap_or(DEFAULT_SESSION);
             let Some(s) = self.sessions.get(name) else {
                 return Err(Fatal(format!(
                     "{} is not saved ({})",
@@ -395,26 +461,29 @@ impl Session {
             mcp.push(("Mcp-Session-Id", s.id.clone()));
             mcp.push(("MCP-Protocol-Version", s.version.clone()));
         }
-        if !meta.is_empty() || c.meta.is_some() {
-            params.insert("_meta".into(), Value::Object(meta));
+        if !meta_map.is_empty() || meta.is_some() {
+            params.insert("_meta".into(), Value::Object(meta_map));
         }
-        let id = match &c.id {
+        let id = match id {
             Some(id) => id.clone(),
             None => self.alloc_id(),
         };
-        let msg = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params});
+        let mut msg = json!({"jsonrpc": "2.0", "id": id, "method": method});
+        if !params.is_empty() || tool_call {
+            msg["params"] = Value::Object(params);
+        }
         let defaults = [
             ("Content-Type", "application/json".to_string()),
             ("Accept", "application/json, text/event-stream".to_string()),
         ];
-        let (headers, recorded) = self.headers(&defaults, &mcp, &c.headers);
+        let (headers, recorded) = self.headers(&defaults, &mcp, extra_headers);
         let req = client::Request {
             method: "POST".into(),
             path: "/mcp".into(),
             headers,
             body: msg.to_string().into_bytes(),
         };
-        if !c.wait {
+        if !wait {
             self.send_in_background(req, recorded, Some(msg), timeout)?;
             return Ok(Vec::new());
         }
@@ -432,7 +501,7 @@ impl Session {
                     .collect();
                 match expect {
                     Some(e) => {
-                        fails.extend(check_response(e, r, true));
+                        fails.extend(check_response(e, r, tool_call));
                         if !e.notifications.is_empty() {
                             fails.extend(check_notifications(&e.notifications, &self.seen));
                         }
@@ -456,6 +525,20 @@ impl Session {
         }
         Ok(fails)
     }
+}
+
+/// One JSON-RPC request of an `http_call` or `http_request` step.
+struct Rpc<'a> {
+    method: &'a str,
+    params: Map<String, Value>,
+    meta: Option<&'a Value>,
+    session: Option<&'a str>,
+    stateless: bool,
+    headers: &'a BTreeMap<String, Option<String>>,
+    id: Option<&'a Value>,
+    wait: bool,
+    /// Text checks apply to the result's content text.
+    tool_call: bool,
 }
 
 /// The JSON-RPC response with `id` among `messages` (not a request or notification),

@@ -72,6 +72,12 @@ impl Step {
                 ev(&mut c.id);
                 expand_headers(&mut c.headers, p);
             }
+            Action::HttpRequest(q) => {
+                q.method = p.expand(&q.method);
+                ev(&mut q.params);
+                ev(&mut q.id);
+                expand_headers(&mut q.headers, p);
+            }
             Action::AssertNoProcess(pattern) => *pattern = p.expand_regex(pattern),
             Action::CheckFiles(checks) => {
                 for c in checks {

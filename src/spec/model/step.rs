@@ -86,6 +86,8 @@ pub enum Action {
     HttpInitialize(HttpInitSpec),
     /// POST `tools/call` in a session (or statelessly) with the MCP headers.
     HttpCall(HttpCallSpec),
+    /// POST any JSON-RPC request in a session (or statelessly) with the MCP headers.
+    HttpRequest(HttpRequestSpec),
     /// Send a signal to the server; optionally require it to exit.
     Signal {
         /// Without the `SIG` prefix: `TERM`, `INT`, …
@@ -175,6 +177,27 @@ pub struct HttpCallSpec {
     pub wait: bool,
 }
 
+/// `http_request`: any JSON-RPC request over HTTP, as `http_call` sends `tools/call`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HttpRequestSpec {
+    pub method: String,
+    #[serde(default, deserialize_with = "present_value")]
+    pub params: Option<Value>,
+    /// The saved session to use (default: `{session}`).
+    pub session: Option<String>,
+    /// No session: a stateless 2026-07-28 request (`_meta` and `Mcp-*` headers added).
+    #[serde(default)]
+    pub stateless: bool,
+    #[serde(default)]
+    pub headers: BTreeMap<String, Option<String>>,
+    #[serde(default, deserialize_with = "present_value")]
+    pub id: Option<Value>,
+    /// Same as a step-level `expect` (give one or the other).
+    #[serde(default, deserialize_with = "present_or_default")]
+    pub expect: Option<Expect>,
+}
+
 /// `expect_exit` of a `signal` step.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -207,6 +230,7 @@ impl Action {
             Action::Http(_) => "http",
             Action::HttpInitialize(_) => "http_initialize",
             Action::HttpCall(_) => "http_call",
+            Action::HttpRequest(_) => "http_request",
             Action::Signal { .. } => "signal",
             Action::AssertNoProcess(_) => "assert_no_process",
         }
@@ -233,6 +257,7 @@ impl Action {
             Action::Http(h) => format!("http {} {}", h.method, h.path),
             Action::HttpInitialize(_) => "http_initialize".into(),
             Action::HttpCall(c) => format!("http_call {}", c.tool),
+            Action::HttpRequest(r) => format!("http_request {}", r.method),
             Action::Signal { name, .. } => format!("signal {name}"),
             Action::AssertNoProcess(_) => "assert_no_process".into(),
         }
@@ -286,6 +311,7 @@ pub(crate) struct RawStep {
     #[serde(default, deserialize_with = "present_or_default")]
     http_initialize: Option<HttpInitSpec>,
     http_call: Option<HttpCallSpec>,
+    http_request: Option<HttpRequestSpec>,
     signal: Option<String>,
     expect_exit: Option<ExpectExit>,
     assert_no_process: Option<String>,
@@ -299,7 +325,8 @@ pub(crate) struct RawStep {
 }
 
 pub(crate) const STEP_KINDS: &str = "initialize, do, call, request, send, send_json, await, write, sleep_ms, \
-     check_files, expect_alive, http, http_initialize, http_call, signal, assert_no_process";
+     check_files, expect_alive, http, http_initialize, http_call, http_request, signal, \
+     assert_no_process";
 
 /// Step kinds that get a response, so they may carry `expect` (and profile
 /// expectations).
@@ -314,6 +341,7 @@ const RESPONSE_STEPS: &[&str] = &[
     "http",
     "http_initialize",
     "http_call",
+    "http_request",
 ];
 
 /// Step kinds that only make sense over stdio / over HTTP.
@@ -326,7 +354,7 @@ pub const STDIO_ONLY_STEPS: &[&str] = &[
     "send_json",
     "await",
 ];
-pub const HTTP_ONLY_STEPS: &[&str] = &["http", "http_initialize", "http_call"];
+pub const HTTP_ONLY_STEPS: &[&str] = &["http", "http_initialize", "http_call", "http_request"];
 
 impl TryFrom<RawStep> for Step {
     type Error = String;
@@ -347,6 +375,7 @@ impl TryFrom<RawStep> for Step {
             (r.http.is_some(), "http"),
             (r.http_initialize.is_some(), "http_initialize"),
             (r.http_call.is_some(), "http_call"),
+            (r.http_request.is_some(), "http_request"),
             (r.signal.is_some(), "signal"),
             (r.assert_no_process.is_some(), "assert_no_process"),
         ] {
@@ -382,14 +411,27 @@ impl TryFrom<RawStep> for Step {
         only_for(
             r.wait.is_some(),
             "wait",
-            &["do", "call", "request", "send_json", "http", "http_call"],
+            &[
+                "do",
+                "call",
+                "request",
+                "send_json",
+                "http",
+                "http_call",
+                "http_request",
+            ],
         )?;
         only_for(r.expect_exit.is_some(), "expect_exit", &["signal"])?;
         // `expect` written inside an http_initialize / http_call map.
         let mut r = r;
-        let inner_expect = match (&mut r.http_initialize, &mut r.http_call) {
-            (Some(i), _) => i.expect.take(),
-            (_, Some(c)) => c.expect.take(),
+        let inner_expect = match (
+            &mut r.http_initialize,
+            &mut r.http_call,
+            &mut r.http_request,
+        ) {
+            (Some(i), _, _) => i.expect.take(),
+            (_, Some(c), _) => c.expect.take(),
+            (_, _, Some(q)) => q.expect.take(),
             _ => None,
         };
         if inner_expect.is_some() {
@@ -424,13 +466,22 @@ impl TryFrom<RawStep> for Step {
                 "http",
                 "http_initialize",
                 "http_call",
+                "http_request",
                 "assert_no_process",
             ],
         )?;
         only_for(
             r.until_ms.is_some(),
             "until_ms",
-            &["do", "call", "request", "http", "http_call", "check_files"],
+            &[
+                "do",
+                "call",
+                "request",
+                "http",
+                "http_call",
+                "http_request",
+                "check_files",
+            ],
         )?;
         if r.until_ms.is_some() && r.expect.is_none() && kind != "check_files" {
             return Err("`until_ms` repeats the step until its `expect` holds: add one".into());
@@ -446,6 +497,7 @@ impl TryFrom<RawStep> for Step {
                 "await",
                 "http",
                 "http_call",
+                "http_request",
                 "initialize",
                 "http_initialize",
             ]
@@ -653,6 +705,28 @@ impl TryFrom<RawStep> for Step {
             let mut c = c;
             c.wait = wait;
             Action::HttpCall(c)
+        } else if let Some(q) = r.http_request {
+            if q.stateless && q.session.is_some() {
+                return Err("`stateless: true` sends no session: remove `session`".into());
+            }
+            if let Some(s) = &q.session {
+                check_session_name(s)?;
+            }
+            if q.method.trim().is_empty() {
+                return Err("`http_request` needs a `method`".into());
+            }
+            if let Some(p) = &q.params
+                && !p.is_object()
+            {
+                return Err(format!("`params` must be a map, got {p}"));
+            }
+            if let Some(id) = &q.id
+                && !(id.is_string() || id.is_i64() || id.is_u64())
+            {
+                return Err(format!("`id` must be a string or an integer, got {id}"));
+            }
+            check_headers(&q.headers)?;
+            Action::HttpRequest(q)
         } else if let Some(sig) = r.signal {
             let name = sig.trim().to_ascii_uppercase();
             let name = name.strip_prefix("SIG").unwrap_or(&name).to_string();

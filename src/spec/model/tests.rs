@@ -420,9 +420,18 @@ fn save_and_until_ms_are_checked() {
     assert_eq!(save.get("task").map(String::as_str), Some("/result/taskId"));
     for (yaml, needle) in [
         ("  - call: view\n    until_ms: 500\n", "add one"),
-        ("  - sleep_ms: 5\n    until_ms: 500\n", "`until_ms` is not allowed"),
-        ("  - call: view\n    expect: {save: {t: result/x}}\n", "not a JSON pointer"),
-        ("  - call: view\n    expect: {save: {\"a b\": /x}}\n", "saved name"),
+        (
+            "  - sleep_ms: 5\n    until_ms: 500\n",
+            "`until_ms` is not allowed",
+        ),
+        (
+            "  - call: view\n    expect: {save: {t: result/x}}\n",
+            "not a JSON pointer",
+        ),
+        (
+            "  - call: view\n    expect: {save: {\"a b\": /x}}\n",
+            "saved name",
+        ),
     ] {
         let e = parse_case(&format!("source: x\nsteps:\n{yaml}")).unwrap_err();
         assert!(e.contains(needle), "{yaml}: {e}");

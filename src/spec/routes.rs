@@ -1,0 +1,376 @@
+//! One case, every transport (issue 13 §2): a stdio case is also run over streamable
+//! HTTP, and under the 2026-07-28 stateless revision as well as the 2025-11-25
+//! `initialize` one, by rewriting its steps. A route is a transport and an era:
+//!
+//! | route       | transport | era        | how the case's requests are sent |
+//! | ----------- | --------- | ---------- | -------------------------------- |
+//! | `stdio`     | stdio     | 2025-11-25 | as written: initialize, then the steps |
+//! | `stdio-2026`| stdio     | 2026-07-28 | no initialize; each request carries the protocol version and client capabilities in `_meta` |
+//! | `http`      | HTTP      | 2025-11-25 | `http_initialize`, then each request in that session |
+//! | `http-2026` | HTTP      | 2026-07-28 | each request stateless (`_meta`, `Mcp-Method`, `Mcp-Name`) |
+//!
+//! A case goes on the other routes only when nothing in it is about the transport: a
+//! stdio case with the default handshake whose steps are requests awaited in turn
+//! (`do`, `call`, `request`) and checks on the side (`write`, `sleep_ms`,
+//! `check_files`, `assert_no_process`). Raw lines, concurrent requests, signals, an
+//! explicit `initialize`, startup failures and exit codes are the transport's own
+//! behaviour and stay on stdio; so does a case tagged `stdio-only`. Goldens are stdio
+//! transcripts, compared on the `stdio` route only.
+
+use serde_json::{Map, Value, json};
+
+use super::model::{
+    Action, Case, CaseTransport, HttpCallSpec, HttpInitSpec, HttpRequestSpec, Step,
+};
+
+/// Methods the 2026-07-28 revision no longer has: a case using one stays off the
+/// stateless routes.
+pub const NOT_STATELESS: &[&str] = &[
+    "ping",
+    "logging/setLevel",
+    "resources/subscribe",
+    "resources/unsubscribe",
+];
+
+/// The tag that keeps a case on its own transport (e.g. it passes `BORIS_TOKEN` in the
+/// server's environment, which over HTTP would demand a bearer token).
+pub const STDIO_ONLY_TAG: &str = "stdio-only";
+
+/// The 2026-07-28 revision's protocol version.
+pub const STATELESS_ERA: &str = "2026-07-28";
+/// The revision with `initialize`.
+pub const SESSION_ERA: &str = "2025-11-25";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Route {
+    Stdio,
+    StdioStateless,
+    Http,
+    HttpStateless,
+}
+
+impl Route {
+    pub const ALL: [Route; 4] = [
+        Route::Stdio,
+        Route::StdioStateless,
+        Route::Http,
+        Route::HttpStateless,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Route::Stdio => "stdio",
+            Route::StdioStateless => "stdio-2026",
+            Route::Http => "http",
+            Route::HttpStateless => "http-2026",
+        }
+    }
+
+    pub fn transport(self) -> &'static str {
+        match self {
+            Route::Stdio | Route::StdioStateless => "stdio",
+            Route::Http | Route::HttpStateless => "http",
+        }
+    }
+
+    pub fn era(self) -> &'static str {
+        match self {
+            Route::Stdio | Route::Http => SESSION_ERA,
+            Route::StdioStateless | Route::HttpStateless => STATELESS_ERA,
+        }
+    }
+
+    /// The routes with one of `transports` and one of `eras` (`all` matches any).
+    pub fn select(transports: &[String], eras: &[String]) -> Result<Vec<Route>, String> {
+        for t in transports {
+            if !["stdio", "http", "all"].contains(&t.as_str()) {
+                return Err(format!("unknown transport `{t}` (stdio, http or all)"));
+            }
+        }
+        for e in eras {
+            if ![SESSION_ERA, STATELESS_ERA, "all"].contains(&e.as_str()) {
+                return Err(format!(
+                    "unknown era `{e}` ({SESSION_ERA}, {STATELESS_ERA} or all)"
+                ));
+            }
+        }
+        let any = |list: &[String], v: &str| list.iter().any(|x| x == "all" || x == v);
+        Ok(Route::ALL
+            .into_iter()
+            .filter(|r| any(transports, r.transport()) && any(eras, r.era()))
+            .collect())
+    }
+}
+
+/// The case as `route` runs it, or why it stays off that route.
+pub fn for_route(case: &Case, route: Route) -> Result<Case, String> {
+    if route == Route::Stdio {
+        return Ok(case.clone());
+    }
+    portable_across_transports(case)?;
+    let stateless = matches!(route, Route::StdioStateless | Route::HttpStateless);
+    if stateless
+        && let Some(m) = case.steps.iter().find_map(|s| match &s.action {
+            Action::Request { method, .. } if NOT_STATELESS.contains(&method.as_str()) => {
+                Some(method)
+            }
+            _ => None,
+        })
+    {
+        return Err(format!("`{m}` is not in the {STATELESS_ERA} revision"));
+    }
+    let mut out = case.clone();
+    out.golden = false;
+    let mut steps = Vec::with_capacity(case.steps.len() + 1);
+    match route {
+        Route::StdioStateless => out.handshake = false,
+        Route::Http => {
+            out.transport = CaseTransport::Http;
+            steps.push(Step {
+                action: Action::HttpInitialize(HttpInitSpec::default()),
+                expect: None,
+                profiles: Default::default(),
+                timeout_ms: None,
+                until_ms: None,
+            });
+        }
+        Route::HttpStateless => out.transport = CaseTransport::Http,
+        Route::Stdio => {}
+    }
+    for step in &case.steps {
+        let mut step = step.clone();
+        step.action = match (route, step.action) {
+            (
+                Route::StdioStateless,
+                Action::Call {
+                    name,
+                    args,
+                    meta,
+                    id,
+                    wait,
+                },
+            ) => Action::Call {
+                name,
+                args,
+                meta: Some(Value::Object(stateless_meta(meta.as_ref()))),
+                id,
+                wait,
+            },
+            (
+                Route::StdioStateless,
+                Action::Request {
+                    method,
+                    params,
+                    id,
+                    wait,
+                },
+            ) => {
+                let mut p = match params {
+                    Some(Value::Object(p)) => p,
+                    _ => Map::new(),
+                };
+                let meta = stateless_meta(p.get("_meta"));
+                p.insert("_meta".into(), Value::Object(meta));
+                Action::Request {
+                    method,
+                    params: Some(Value::Object(p)),
+                    id,
+                    wait,
+                }
+            }
+            (
+                Route::Http | Route::HttpStateless,
+                Action::Call {
+                    name,
+                    args,
+                    meta,
+                    id,
+                    ..
+                },
+            ) => Action::HttpCall(HttpCallSpec {
+                session: None,
+                stateless,
+                tool: name,
+                args,
+                meta,
+                headers: Default::default(),
+                id,
+                expect: None,
+                wait: true,
+            }),
+            (
+                Route::Http | Route::HttpStateless,
+                Action::Request {
+                    method, params, id, ..
+                },
+            ) => Action::HttpRequest(HttpRequestSpec {
+                method,
+                params,
+                session: None,
+                stateless,
+                headers: Default::default(),
+                id,
+                expect: None,
+            }),
+            (_, other) => other,
+        };
+        steps.push(step);
+    }
+    out.steps = steps;
+    Ok(out)
+}
+
+/// Why a case is about its transport, if it is.
+fn portable_across_transports(case: &Case) -> Result<(), String> {
+    if case.transport != CaseTransport::Stdio {
+        return Err("an HTTP case".into());
+    }
+    if case.tags.iter().any(|t| t == STDIO_ONLY_TAG) {
+        return Err(format!("tagged {STDIO_ONLY_TAG}"));
+    }
+    if !case.handshake {
+        return Err("no default handshake".into());
+    }
+    if case.expect_startup_failure.is_some() {
+        return Err("a startup failure".into());
+    }
+    if case.exit_code.is_some_and(|c| c != 0) {
+        return Err("an exit code".into());
+    }
+    for step in &case.steps {
+        let ok = match &step.action {
+            Action::Call { wait, .. } | Action::Request { wait, .. } => *wait,
+            Action::Write { .. }
+            | Action::SleepMs(_)
+            | Action::CheckFiles(_)
+            | Action::AssertNoProcess(_) => true,
+            _ => false,
+        };
+        if !ok {
+            return Err(format!("a `{}` step", step.action.kind()));
+        }
+        if let Action::Request { method, .. } = &step.action
+            && (method == "initialize" || method.starts_with("notifications/"))
+        {
+            return Err(format!("a `{method}` request"));
+        }
+    }
+    Ok(())
+}
+
+/// `_meta` of a stateless request: the revision and (empty) client capabilities, under
+/// whatever the step gives.
+fn stateless_meta(meta: Option<&Value>) -> Map<String, Value> {
+    let mut m = Map::new();
+    m.insert(
+        "io.modelcontextprotocol/protocolVersion".into(),
+        json!(STATELESS_ERA),
+    );
+    m.insert(
+        "io.modelcontextprotocol/clientCapabilities".into(),
+        json!({}),
+    );
+    if let Some(Value::Object(given)) = meta {
+        m.extend(given.clone());
+    }
+    m
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::model::parse_case;
+
+    fn case(yaml: &str) -> Case {
+        parse_case(yaml).unwrap()
+    }
+
+    #[test]
+    fn routes_are_selected_by_transport_and_era() {
+        let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            Route::select(&s(&["all"]), &s(&["all"])).unwrap(),
+            Route::ALL.to_vec()
+        );
+        assert_eq!(
+            Route::select(&s(&["http"]), &s(&["2026-07-28"])).unwrap(),
+            vec![Route::HttpStateless]
+        );
+        assert_eq!(
+            Route::select(&s(&["stdio"]), &s(&["all"])).unwrap(),
+            vec![Route::Stdio, Route::StdioStateless]
+        );
+        assert!(Route::select(&s(&["pigeon"]), &s(&["all"])).is_err());
+        assert!(Route::select(&s(&["all"]), &s(&["2024"])).is_err());
+    }
+
+    #[test]
+    fn a_plain_case_goes_over_http_in_a_session_and_statelessly() {
+        let c = case(
+            "source: x\ngolden: true\nsteps:\n  - call: view\n    args: {path: a}\n    expect: {is_error: false}\n  - request: {method: tools/list}\n",
+        );
+        let http = for_route(&c, Route::Http).unwrap();
+        assert_eq!(http.transport, CaseTransport::Http);
+        assert!(!http.golden, "goldens are stdio transcripts");
+        assert!(matches!(http.steps[0].action, Action::HttpInitialize(_)));
+        let Action::HttpCall(call) = &http.steps[1].action else {
+            panic!("{:?}", http.steps[1].action)
+        };
+        assert_eq!((call.tool.as_str(), call.stateless), ("view", false));
+        assert!(http.steps[1].expect.is_some());
+        assert!(
+            matches!(&http.steps[2].action, Action::HttpRequest(q) if q.method == "tools/list")
+        );
+
+        let stateless = for_route(&c, Route::HttpStateless).unwrap();
+        assert_eq!(stateless.steps.len(), 2);
+        assert!(matches!(&stateless.steps[0].action, Action::HttpCall(c) if c.stateless));
+
+        let stdio26 = for_route(&c, Route::StdioStateless).unwrap();
+        assert!(!stdio26.handshake);
+        let Action::Call {
+            meta: Some(meta), ..
+        } = &stdio26.steps[0].action
+        else {
+            panic!()
+        };
+        assert_eq!(
+            meta["io.modelcontextprotocol/protocolVersion"],
+            "2026-07-28"
+        );
+        let Action::Request {
+            params: Some(p), ..
+        } = &stdio26.steps[1].action
+        else {
+            panic!()
+        };
+        assert_eq!(
+            p["_meta"]["io.modelcontextprotocol/protocolVersion"],
+            "2026-07-28"
+        );
+    }
+
+    #[test]
+    fn transport_cases_stay_on_stdio() {
+        for yaml in [
+            "source: x\nsteps:\n  - send: 'garbage'\n",
+            "source: x\nsteps:\n  - call: bash\n    id: a\n    wait: false\n    args: {command: x}\n  - await: a\n",
+            "source: x\nsteps:\n  - initialize: {}\n",
+            "source: x\ntags: [stdio-only]\nsteps:\n  - call: view\n    args: {path: a}\n",
+            "source: x\nhandshake: false\nsteps:\n  - request: {method: ping}\n",
+            "source: x\nexit_code: 1\nsteps:\n  - request: {method: ping}\n",
+            "source: x\nsteps:\n  - signal: TERM\n",
+            "source: x\nsteps:\n  - request: {method: ping}\n",
+        ] {
+            let c = case(yaml);
+            if yaml == "source: x\nsteps:\n  - request: {method: ping}\n" {
+                assert!(for_route(&c, Route::Http).is_ok());
+                assert!(for_route(&c, Route::HttpStateless).is_err());
+                continue;
+            }
+            assert!(for_route(&c, Route::Http).is_err(), "{yaml}");
+            assert!(for_route(&c, Route::StdioStateless).is_err(), "{yaml}");
+            assert!(for_route(&c, Route::Stdio).is_ok());
+        }
+    }
+}
