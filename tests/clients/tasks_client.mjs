@@ -22,6 +22,7 @@ const [kind, target, workdir] = process.argv.slice(2);
 const label = `ts-ext-tasks ${kind}:`;
 const TASKS = "io.modelcontextprotocol/tasks";
 const VERSION = "2026-07-28";
+const CAPS_META = "io.modelcontextprotocol/clientCapabilities";
 const CALL_TIMEOUT = 20000; // ms per request: a hung server fails the check, not the run
 let failures = 0;
 
@@ -131,19 +132,27 @@ await check("tools/list", async () => {
   return [bash !== undefined, `tools ${show(tools.map((t) => t.name))}`];
 });
 
-// The plain result of the same output, for the shape comparison in (b).
+// A request that does not declare the extension (its per-request `_meta` capabilities, which
+// Client.callTool lets the caller override) must not get a task, however long the call runs.
+// Its result is also the plain shape that (b) compares the task's result with.
 let plain;
-await check("plain call (Client.callTool) of a quick command", async () => {
-  plain = await client.callTool({ name: "bash", arguments: { command: "echo done" } }, { timeout: CALL_TIMEOUT });
-  return [textOf(plain).includes("done") && plain.isError === false, `plain ${show(plain)}`];
+await check("a long call whose request does not declare the extension answers plainly", async () => {
+  const t0 = Date.now();
+  plain = await client.callTool(
+    { name: "bash", arguments: { command: "sleep 1.5; echo done" }, _meta: { [CAPS_META]: {} } },
+    { timeout: CALL_TIMEOUT },
+  );
+  return [textOf(plain) === "exit_code: 0\nstdout:\ndone" && plain.isError === false, `plain ${show(plain)} in ${Date.now() - t0} ms`];
 });
 
+let doneTaskId;
 // (b) a long command becomes a task; polling reaches completed with the plain call's result.
 await check("bash 'sleep 2; echo done' becomes a task and completes with the plain result", async () => {
   const t0 = Date.now();
   const execution = await session.callTool("bash", { command: "sleep 2; echo done" }, callOptions("require"));
   const created = lastRaw("tools/call")?.response?.result;
   if (execution.kind !== "task") return [false, `execution kind ${execution.kind}`];
+  doneTaskId = execution.handle.taskId;
   if (created?.resultType !== "task" || created?.status !== "working" || typeof created?.taskId !== "string")
     return [false, `CreateTaskResult ${show(created)}`];
   for (const field of ["createdAt", "lastUpdatedAt", "ttlMs", "pollIntervalMs"])
@@ -195,6 +204,31 @@ await check("tasks/get of an unknown task id is an error", async () => {
     return [e instanceof JsonRpcResponseError && e.code === -32602, `${e && e.name}: ${e && e.message} (code ${e && e.code})`];
   }
 });
+
+// tasks/cancel of an unknown task: -32602 too (a SHOULD).
+await check("tasks/cancel of an unknown task id is an error", async () => {
+  try {
+    await session.cancelTask("no-such-task");
+    return [false, `acknowledged: ${show(lastRaw("tasks/cancel")?.response)}`];
+  } catch (e) {
+    return [e instanceof JsonRpcResponseError && e.code === -32602, `${e && e.name}: ${e && e.message} (code ${e && e.code})`];
+  }
+});
+
+// tasks/get and tasks/cancel of a request that does not declare the extension: -32021 (a MUST),
+// even for a task that exists. Sent with the Client's generic request() and its own envelope,
+// whose capabilities this request overrides.
+const passThrough = { "~standard": { version: 1, vendor: "boris-ci", validate: (value) => ({ value }) } };
+for (const method of ["tasks/get", "tasks/cancel"]) {
+  await check(`${method} of a request that does not declare the extension is -32021`, async () => {
+    try {
+      const r = await client.request({ method, params: { taskId: doneTaskId ?? "no-such-task", _meta: { [CAPS_META]: {} } } }, passThrough, { timeout: CALL_TIMEOUT });
+      return [false, `answered ${show(r)}`];
+    } catch (e) {
+      return [e && e.code === -32021, `${e && e.name}: ${e && e.message} (code ${e && e.code}, data ${show(e && e.data)})`];
+    }
+  });
+}
 
 // (e) a quick command: a plain answer (within the grace period) or a task, either way its text.
 await check("quick 'echo hi' answers (plainly or as a task) with its output", async () => {
