@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Drive Boris with real MCP clients that nobody here wrote, over stdio and streamable HTTP:
-#   - Python `mcp` 2.x (high-level Client, default "auto" mode = server/discover, and "legacy")
+#   - Python `mcp` 2.x (high-level Client, default "auto" mode = server/discover, and "legacy"),
+#     and its client-extension hooks carrying MCP tasks (py_tasks_client.py)
 #   - TypeScript @modelcontextprotocol/sdk client (StdioClientTransport, StreamableHTTPClientTransport)
 #   - TypeScript @modelcontextprotocol/client 2.x + @modelcontextprotocol/ext-tasks: MCP tasks
 #     (io.modelcontextprotocol/tasks, 2026-07-28 era) - a long call becomes a task, polled, cancelled
@@ -138,6 +139,15 @@ for mode in auto legacy; do
     stop_http
   else FAIL=$((FAIL + 1)); fi
 done
+
+# ---- Python mcp 2.x: MCP tasks on its client-extension hooks (about 4 s per transport) -----
+wd=$(fresh_workdir py-tasks-stdio)
+run_client "python-mcp-tasks stdio" 90 "$PY" "$HERE/py_tasks_client.py" stdio "$BORIS" "$wd"
+wd=$(fresh_workdir py-tasks-http)
+if start_http "$wd"; then
+  run_client "python-mcp-tasks http" 90 "$PY" "$HERE/py_tasks_client.py" http "$URL" "$wd"
+  stop_http
+else FAIL=$((FAIL + 1)); fi
 
 # ---- TypeScript SDK ---------------------------------------------------------------------
 wd=$(fresh_workdir ts-stdio)
