@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Drive Boris with real MCP clients that nobody here wrote, over stdio and streamable HTTP:
-#   - Python `mcp` 2.x (high-level Client, default "auto" mode = server/discover, and "legacy")
+#   - Python `mcp` 2.x (high-level Client, default "auto" mode = server/discover, and "legacy"),
+#     and its client-extension hooks carrying MCP tasks (py_tasks_client.py)
 #   - TypeScript @modelcontextprotocol/sdk client (StdioClientTransport, StreamableHTTPClientTransport)
+#   - TypeScript @modelcontextprotocol/client 2.x + @modelcontextprotocol/ext-tasks: MCP tasks
+#     (io.modelcontextprotocol/tasks, 2026-07-28 era) - a long call becomes a task, polled, cancelled
 #   - MCP Inspector CLI (@modelcontextprotocol/inspector --cli), on Node >= 22 from PyPI
 #   - the official conformance suite (@modelcontextprotocol/conformance) with a baseline
 # Everything is installed from PyPI / npm into tests/clients/.cache/ (gitignored), pinned by
@@ -60,8 +63,8 @@ if [ "$(cat "$NPMDIR/.stamp" 2>/dev/null)" != "$NPM_STAMP" ]; then
   (cd "$NPMDIR" && timeout 600 "${NPM[@]}" ci --no-audit --no-fund --ignore-scripts) >&2 || die "npm ci failed"
   echo "$NPM_STAMP" > "$NPMDIR/.stamp"
 fi
-# ESM imports resolve from the script's own directory, so the TS client runs from beside node_modules.
-cp "$HERE/ts_client.mjs" "$NPMDIR/ts_client.mjs"
+# ESM imports resolve from the script's own directory, so the TS clients run from beside node_modules.
+cp "$HERE/ts_client.mjs" "$HERE/tasks_client.mjs" "$NPMDIR/"
 INSPECTOR="$NPMDIR/node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js"
 CONFORMANCE="$NPMDIR/node_modules/@modelcontextprotocol/conformance/dist/index.js"
 T_SETUP=$(date +%s)
@@ -137,12 +140,30 @@ for mode in auto legacy; do
   else FAIL=$((FAIL + 1)); fi
 done
 
+# ---- Python mcp 2.x: MCP tasks on its client-extension hooks (about 4 s per transport) -----
+wd=$(fresh_workdir py-tasks-stdio)
+run_client "python-mcp-tasks stdio" 90 "$PY" "$HERE/py_tasks_client.py" stdio "$BORIS" "$wd"
+wd=$(fresh_workdir py-tasks-http)
+if start_http "$wd"; then
+  run_client "python-mcp-tasks http" 90 "$PY" "$HERE/py_tasks_client.py" http "$URL" "$wd"
+  stop_http
+else FAIL=$((FAIL + 1)); fi
+
 # ---- TypeScript SDK ---------------------------------------------------------------------
 wd=$(fresh_workdir ts-stdio)
 run_client "ts-sdk stdio" 150 "$NODE" "$NPMDIR/ts_client.mjs" stdio "$BORIS" "$wd"
 wd=$(fresh_workdir ts-http)
 if start_http "$wd"; then
   run_client "ts-sdk http" 150 "$NODE" "$NPMDIR/ts_client.mjs" http "$URL" "$wd"
+  stop_http
+else FAIL=$((FAIL + 1)); fi
+
+# ---- TypeScript SDK 2.x + ext-tasks: MCP tasks (about 4 s per transport) -----------------
+wd=$(fresh_workdir tasks-stdio)
+run_client "ts-ext-tasks stdio" 90 "$NODE" "$NPMDIR/tasks_client.mjs" stdio "$BORIS" "$wd"
+wd=$(fresh_workdir tasks-http)
+if start_http "$wd"; then
+  run_client "ts-ext-tasks http" 90 "$NODE" "$NPMDIR/tasks_client.mjs" http "$URL" "$wd"
   stop_http
 else FAIL=$((FAIL + 1)); fi
 
