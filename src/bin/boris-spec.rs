@@ -45,7 +45,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Cmd {
     /// Run spec cases against a server.
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// Measure one tool call against a stdio server: latency percentiles, calls/s,
     /// errors, peak RSS.
     Bench(BenchArgs),
@@ -217,7 +217,7 @@ struct BenchArgs {
 
 fn main() -> ExitCode {
     match Cli::parse().command {
-        Cmd::Run(args) => run(args),
+        Cmd::Run(args) => run(*args),
         Cmd::Bench(args) => bench(args),
         Cmd::Check(suite) => check(&suite),
         Cmd::Smoke { server, timeout_ms } => smoke(&server, timeout_ms),
