@@ -49,7 +49,13 @@ fn spec_dir_replaces_the_suite() {
     .expect("write case");
     let (ok, out) = boris_spec(dir.path(), &["--spec", "mine"]);
     assert!(ok, "{out}");
-    assert!(out.contains("PASS mine/pong.yaml"), "{out}");
+    assert!(out.contains("PASS mine/pong.yaml\n"), "{out}");
+    // The same case over HTTP too; ping is not in the 2026-07-28 revision, so the
+    // stateless routes leave it out.
+    assert!(out.contains("PASS mine/pong.yaml [http]\n"), "{out}");
+    assert!(out.contains("2 passed, 0 failed"), "{out}");
+    let (ok, out) = boris_spec(dir.path(), &["--spec", "mine", "--transport", "stdio"]);
+    assert!(ok, "{out}");
     assert!(out.contains("1 passed, 0 failed"), "{out}");
 }
 
@@ -81,4 +87,62 @@ fn smoke_and_lint_pass_on_boris() {
     // A server that does not start is a failure, not a hang.
     let (ok, out) = verb(&["smoke", "--server", "false", "--timeout-ms", "3000"]);
     assert!(!ok, "{out}");
+}
+
+/// `boris-spec record` turns a script of calls into a case that passes, with its golden.
+#[test]
+fn record_writes_a_case_and_its_golden() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::create_dir_all(dir.path().join("spec/demo")).expect("mkdir");
+    std::fs::write(
+        dir.path().join("script.yaml"),
+        "files:\n  - {path: a.txt, text: \"one\\n\"}\nsteps:\n  - do: read_file\n    with: {path: a.txt}\n  - call: bash\n    args: {command: \"cat a.txt; date +%s%N\"}\n  - request: {method: tasks/get, params: {taskId: x}}\n",
+    )
+    .expect("write script");
+    let (ok, out) = verb_in(
+        dir.path(),
+        &[
+            "record",
+            "--server",
+            &format!("{BORIS} --transport stdio"),
+            "script.yaml",
+            "-o",
+            "spec/demo/recorded.yaml",
+            "--golden",
+        ],
+    );
+    assert!(ok, "{out}");
+    assert!(
+        out.contains("step 2: its text changed between two runs"),
+        "{out}"
+    );
+    let case = std::fs::read_to_string(dir.path().join("spec/demo/recorded.yaml")).expect("case");
+    assert!(case.starts_with("source: 'TODO"), "{case}");
+    assert!(case.contains("golden: true"), "{case}");
+    assert!(case.contains("text: \"     1\\tone\\n\""), "{case}");
+    assert!(case.contains("jsonrpc_error: -32021"), "{case}");
+    let golden =
+        std::fs::read_to_string(dir.path().join("golden/demo__recorded.snap")).expect("golden");
+    assert!(golden.contains("method: tasks/get"), "{golden}");
+    // The written case passes as written.
+    let (ok, out) = boris_spec(dir.path(), &["--spec", "spec", "--transport", "stdio"]);
+    assert!(ok, "{out}");
+    assert!(out.contains("PASS spec/demo/recorded.yaml\n"), "{out}");
+}
+
+/// boris-spec with `args` in `dir`: success, and stdout then stderr.
+fn verb_in(dir: &std::path::Path, args: &[&str]) -> (bool, String) {
+    let out = Command::new(SPEC)
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("run boris-spec");
+    (
+        out.status.success(),
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ),
+    )
 }

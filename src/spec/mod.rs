@@ -28,6 +28,7 @@ pub mod model;
 pub mod normalise;
 pub mod preflight;
 pub mod process;
+pub mod record;
 pub mod report;
 pub mod routes;
 pub mod runner;
