@@ -23,6 +23,16 @@ pub const KNOWN_TOOLS: &[&str] = &[
     "str_replace_editor",
     "grep",
     "glob",
+    // The claude-code profile's (`bash`, `grep` and `glob` disable these too).
+    "Bash",
+    "Read",
+    "Edit",
+    "Write",
+    "NotebookEdit",
+    "Grep",
+    "Glob",
+    "TaskOutput",
+    "TaskStop",
 ];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -37,6 +47,18 @@ pub enum ViewBeforeEdit {
     Auto,
     True,
     False,
+}
+
+/// Which tool shapes the server registers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ToolProfile {
+    /// Boris's own: view, str_replace, create_file, bash, grep, glob, task_output, task_stop.
+    Default,
+    /// Anthropic's text-editor tool (str_replace_editor) instead of the split file tools.
+    AnthropicCompat,
+    /// Claude Code's built-in tools: Bash, Read, Edit, Write, NotebookEdit, Grep, Glob,
+    /// TaskOutput, TaskStop.
+    ClaudeCode,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -139,7 +161,18 @@ pub struct Cli {
     #[arg(long, env = "BORIS_MAX_FILE_SIZE", default_value = "10MB", value_parser = parse_size)]
     pub max_file_size: u64,
 
-    /// Expose Claude's tool schemas: one str_replace_editor instead of view/str_replace/create_file.
+    /// The tool shapes: default (Boris's own), anthropic-compat (the Anthropic
+    /// text-editor tool) or claude-code (Claude Code's tool names and parameters).
+    #[arg(
+        long,
+        env = "BORIS_TOOL_PROFILE",
+        value_enum,
+        default_value = "default"
+    )]
+    pub tool_profile: ToolProfile,
+
+    /// Same as --tool-profile anthropic-compat: one str_replace_editor instead of
+    /// view/str_replace/create_file.
     #[arg(long, env = "BORIS_ANTHROPIC_COMPAT", value_parser = clap::builder::BoolishValueParser::new(), default_value_t = false, num_args = 0..=1, default_missing_value = "true")]
     pub anthropic_compat: bool,
 
@@ -259,7 +292,9 @@ pub struct Config {
     pub deny_patterns: Vec<String>,
     pub disabled_tools: Vec<String>,
     pub max_file_size: u64,
+    /// `--tool-profile anthropic-compat` (or `--anthropic-compat`).
     pub anthropic_compat: bool,
+    pub tool_profile: ToolProfile,
     pub token: Option<String>,
     pub generate_token: bool,
     pub allowed_origins: Vec<String>,
@@ -421,6 +456,35 @@ impl Cli {
             command_env.push((key.to_string(), value.to_string()));
         }
 
+        let tool_profile = match (self.anthropic_compat, self.tool_profile) {
+            (false, p) => p,
+            (true, ToolProfile::Default | ToolProfile::AnthropicCompat) => {
+                ToolProfile::AnthropicCompat
+            }
+            (true, other) => {
+                let name = |id: &str, flag: &str, var: &str| {
+                    if self.from_env.iter().any(|x| x == id) {
+                        var.to_string()
+                    } else {
+                        flag.to_string()
+                    }
+                };
+                return Err(ConfigError(format!(
+                    "{} conflicts with {} {}: pick one tool profile",
+                    name(
+                        "anthropic_compat",
+                        "--anthropic-compat",
+                        "BORIS_ANTHROPIC_COMPAT"
+                    ),
+                    name("tool_profile", "--tool-profile", "BORIS_TOOL_PROFILE"),
+                    other
+                        .to_possible_value()
+                        .map(|v| v.get_name().to_string())
+                        .unwrap_or_default()
+                )));
+            }
+        };
+
         if let Some(token) = &self.token
             && token.trim().is_empty()
         {
@@ -444,7 +508,8 @@ impl Cli {
             deny_patterns,
             disabled_tools,
             max_file_size: self.max_file_size,
-            anthropic_compat: self.anthropic_compat,
+            anthropic_compat: tool_profile == ToolProfile::AnthropicCompat,
+            tool_profile,
             token: self.token,
             generate_token: self.generate_token,
             allowed_origins,

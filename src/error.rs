@@ -27,6 +27,10 @@ pub enum ErrorCode {
     BashStartFailed,
     BashTaskLimit,
     BashTaskNotFound,
+    /// A file read or edited as a Jupyter notebook is not one (claude-code profile).
+    NotebookInvalid,
+    /// `NotebookEdit` names a cell the notebook does not have.
+    NotebookCellNotFound,
     Internal,
 }
 
@@ -50,6 +54,8 @@ impl ErrorCode {
             ErrorCode::BashStartFailed => "BASH_START_FAILED",
             ErrorCode::BashTaskLimit => "BASH_TASK_LIMIT",
             ErrorCode::BashTaskNotFound => "BASH_TASK_NOT_FOUND",
+            ErrorCode::NotebookInvalid => "NOTEBOOK_INVALID",
+            ErrorCode::NotebookCellNotFound => "NOTEBOOK_CELL_NOT_FOUND",
             ErrorCode::Internal => "INTERNAL_ERROR",
         }
     }
@@ -66,6 +72,14 @@ pub struct ToolError {
 pub type ToolResult<T> = Result<T, ToolError>;
 
 impl ToolError {
+    /// The same error with its message rewritten (the claude-code profile's words).
+    pub fn map_message(self, f: impl FnOnce(&str) -> String) -> Self {
+        ToolError {
+            code: self.code,
+            message: f(&self.message),
+        }
+    }
+
     pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
         ToolError {
             code,

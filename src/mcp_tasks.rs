@@ -45,7 +45,8 @@ pub fn eligible(profile: BashProfile, tool: &str, args: &JsonObject) -> bool {
             profile == BashProfile::Pipe
                 || args.get("run_in_background").and_then(|v| v.as_bool()) != Some(true)
         }
-        "grep" => true,
+        "Bash" => args.get("run_in_background").and_then(|v| v.as_bool()) != Some(true),
+        "grep" | "Grep" => true,
         _ => false,
     }
 }

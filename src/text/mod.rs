@@ -3,6 +3,7 @@
 
 pub mod line_index;
 pub mod lines;
+pub mod notebook;
 pub mod ranges;
 pub mod replace;
 pub mod sanitize;

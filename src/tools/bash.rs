@@ -164,12 +164,15 @@ fn hand_off_to_task(
         .tasks
         .adopt(id.clone(), command.to_string(), running, Some(left));
     let mut text = moved.unwrap_or_default();
+    let config = &ctx.shared.config;
     text.push_str(&format!(
         "Still running after {}s: handed off to background task {id} (its timeout ends in \
-         {}s). Follow it with task_output (task_id \"{id}\", block: true to wait), stop it \
-         with task_stop.\ntask_id: {id}\nstatus: running\n",
+         {}s). Follow it with {} (task_id \"{id}\", block: true to wait), stop it \
+         with {}.\ntask_id: {id}\nstatus: running\n",
         elapsed.as_secs(),
-        left.as_secs()
+        left.as_secs(),
+        super::tool_name(config, "task_output"),
+        super::tool_name(config, "task_stop"),
     ));
     if !files.is_empty() {
         text.push_str(&format!("output files: {}\n", files.join(", ")));
@@ -438,23 +441,45 @@ fn start_background(
             ErrorCode::BashTaskLimit,
             format!(
                 "{} background tasks are already running or finished and unread ({}); read \
-                 finished ones with task_output or stop one with task_stop",
+                 finished ones with {} or stop one with {}",
                 exec::tasks::MAX_LIVE_TASKS,
-                ctx.ws.tasks.ids().join(", ")
+                ctx.ws.tasks.ids().join(", "),
+                super::tool_name(&ctx.shared.config, "task_output"),
+                super::tool_name(&ctx.shared.config, "task_stop"),
             ),
         )
     })?;
     let running = spawn(ctx, command, cwd)?;
+    let config = &ctx.shared.config;
+    // Claude Code's clients read a task's output from its file: name the files (the
+    // output goes to them from the start).
+    let mut files = Vec::new();
+    if config.tool_profile == crate::config::ToolProfile::ClaudeCode {
+        for (name, capture) in [("stdout", &running.stdout), ("stderr", &running.stderr)] {
+            let mut c = exec::lock(capture);
+            c.force_spill();
+            if let Some(p) = c.spill_path() {
+                files.push(format!("{name}: {}", p.display()));
+            }
+        }
+    }
     let id = ctx.ws.tasks.next_id();
     tracing::info!(task = %id, pid = running.pid, "background task started");
     ctx.ws.tasks.adopt(
         id.clone(),
         command.to_string(),
         running,
-        ctx.shared.config.background_task_timeout,
+        config.background_task_timeout,
     );
+    let files = if files.is_empty() {
+        String::new()
+    } else {
+        format!("\noutput files: {}", files.join(", "))
+    };
     Ok(text_result(format!(
-        "{}task_id: {id}\nstatus: running\nFollow it with task_output (task_id \"{id}\"), stop it with task_stop.",
-        moved.unwrap_or_default()
+        "{}task_id: {id}\nstatus: running\nFollow it with {} (task_id \"{id}\"), stop it with {}.{files}",
+        moved.unwrap_or_default(),
+        super::tool_name(config, "task_output"),
+        super::tool_name(config, "task_stop"),
     )))
 }

@@ -5,6 +5,7 @@
 //! `[INVALID_INPUT]` tool result (DESIGN §5) rather than rmcp's untagged message.
 
 pub mod bash;
+pub mod claude_code;
 pub mod create;
 pub mod edit;
 pub mod editor;
@@ -15,7 +16,7 @@ pub mod pipe;
 pub mod tasks;
 pub mod view;
 
-use crate::config::{BashProfile, Config, ViewBeforeEdit};
+use crate::config::{BashProfile, Config, ToolProfile, ViewBeforeEdit};
 use crate::error::{ToolError, ToolResult};
 use crate::scope::{Scope, ScopedPath};
 use crate::workspace::Workspace;
@@ -57,7 +58,7 @@ impl Shared {
         let tools = catalogue(&config);
         let can_view = tools
             .iter()
-            .any(|t| t.name == "view" || t.name == "str_replace_editor");
+            .any(|t| matches!(t.name.as_ref(), "view" | "str_replace_editor" | "Read"));
         let require_view = match config.require_view_before_edit {
             ViewBeforeEdit::True => true,
             ViewBeforeEdit::False => false,
@@ -104,6 +105,9 @@ impl Ctx {
 
 /// The tools to register, by name, sorted as `tools/list` shows them.
 fn catalogue(config: &Config) -> Vec<Tool> {
+    if config.tool_profile == ToolProfile::ClaudeCode {
+        return claude_code_catalogue(config);
+    }
     let mut tools = if config.anthropic_compat {
         vec![editor::tool()]
     } else {
@@ -126,10 +130,16 @@ fn catalogue(config: &Config) -> Vec<Tool> {
             && (bash_enabled || !matches!(t.name.as_ref(), "task_output" | "task_stop"))
     });
     tools.sort_by(|a, b| a.name.cmp(&b.name));
+    mark_task_tools(config, &mut tools);
+    tools
+}
+
+/// Marks the tools whose calls may become MCP tasks.
+fn mark_task_tools(config: &Config, tools: &mut [Tool]) {
     if config.task_after.is_some() {
         // The tasks extension has no per-tool field; say which tools may answer with a
         // task (for clients that declare the extension), in the `_meta` of each.
-        for tool in &mut tools {
+        for tool in tools.iter_mut() {
             let args = JsonObject::new();
             if crate::mcp_tasks::eligible(config.bash_profile, &tool.name, &args) {
                 let mut meta = rmcp::model::MetaObject::default();
@@ -141,6 +151,36 @@ fn catalogue(config: &Config) -> Vec<Tool> {
             }
         }
     }
+}
+
+/// What the tool Boris calls `boris` is named in this server's profile, for notices
+/// that tell the model which tool to call next.
+pub fn tool_name(config: &Config, boris: &'static str) -> &'static str {
+    if config.tool_profile != ToolProfile::ClaudeCode {
+        return boris;
+    }
+    match boris {
+        "task_output" => "TaskOutput",
+        "task_stop" => "TaskStop",
+        "view" => "Read",
+        "grep" => "Grep",
+        "bash" => "Bash",
+        other => other,
+    }
+}
+
+/// The claude-code profile's tools, by the same rules: `--disable-tools` (by either name,
+/// `Bash` or `bash`), the task tools only beside Bash, sorted by name.
+fn claude_code_catalogue(config: &Config) -> Vec<Tool> {
+    let enabled =
+        |name: &str| config.tool_enabled(name) && config.tool_enabled(&name.to_lowercase());
+    let bash_enabled = enabled("Bash");
+    let mut tools = claude_code::tools();
+    tools.retain(|t| {
+        enabled(&t.name) && (bash_enabled || !matches!(t.name.as_ref(), "TaskOutput" | "TaskStop"))
+    });
+    tools.sort_by(|a, b| a.name.cmp(&b.name));
+    mark_task_tools(config, &mut tools);
     tools
 }
 
@@ -212,10 +252,19 @@ pub async fn dispatch(
                 .await
             }
         },
-        "task_output" => {
+        "task_output" | "TaskOutput" => {
             guarded(name, async { tasks::output(ctx, parse(name, args)?).await }).await
         }
-        "task_stop" => guarded(name, async { tasks::stop(ctx, parse(name, args)?).await }).await,
+        "task_stop" | "TaskStop" => {
+            guarded(name, async { tasks::stop(ctx, parse(name, args)?).await }).await
+        }
+        "Bash" => {
+            guarded(name, async {
+                let args = parse(name, args)?;
+                bash::run(ctx, args, &call).await
+            })
+            .await
+        }
         _ => {
             // Blocking filesystem work stays off the async workers; a panic surfaces as
             // a JoinError.
@@ -258,6 +307,20 @@ fn dispatch_blocking(
         "str_replace_editor" => parse(name, args).and_then(|a| editor::run(ctx, a)),
         "grep" => parse(name, args).and_then(|a| grep::run(ctx, a, ct)),
         "glob" => parse(name, args).and_then(|a| glob::run(ctx, a, compat, ct)),
+        "Read" => claude_code::in_claude_code_words(
+            parse(name, args).and_then(|a| claude_code::read(ctx, a)),
+        ),
+        "Edit" => claude_code::in_claude_code_words(
+            parse(name, args).and_then(|a| claude_code::edit(ctx, a)),
+        ),
+        "Write" => claude_code::in_claude_code_words(
+            parse(name, args).and_then(|a| claude_code::write(ctx, a)),
+        ),
+        "NotebookEdit" => claude_code::in_claude_code_words(
+            parse(name, args).and_then(|a| claude_code::notebook_edit(ctx, a)),
+        ),
+        "Grep" => parse(name, args).and_then(|a| grep::run(ctx, a, ct)),
+        "Glob" => parse(name, args).and_then(|a| glob::run(ctx, a, true, ct)),
         _ => return None,
     })
 }

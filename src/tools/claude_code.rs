@@ -1,0 +1,417 @@
+//! `--tool-profile claude-code` (issue 15 §1): Claude Code's built-in tools, with their
+//! names, parameter names, defaults and limits, over Boris's engines — so a model
+//! trained on them uses Boris unchanged and keeps every guarantee (scoping,
+//! view-before-edit, atomic byte-faithful writes, bounded output, `[CODE]` errors).
+//!
+//! | tool | engine |
+//! | --- | --- |
+//! | `Bash(command, timeout, description, run_in_background)` | `bash` |
+//! | `Read(file_path, offset, limit)` | `view` (offset = first line, 1-based; limit = lines, default 2000); notebooks as cells |
+//! | `Edit(file_path, old_string, new_string, replace_all)` | `str_replace` |
+//! | `Write(file_path, content)` | `create_file` |
+//! | `NotebookEdit(notebook_path, cell_id, new_source, cell_type, edit_mode)` | `text::notebook` |
+//! | `Grep(pattern, path, glob, type, output_mode, -A, -B, -C, -n, -i, head_limit, offset, multiline)` | `grep` |
+//! | `Glob(pattern, path)` | `glob` |
+//! | `TaskOutput(task_id, block, timeout)`, `TaskStop(task_id)` | `task_output`, `task_stop` |
+
+use super::{Ctx, define, read_only, text_result, writes};
+use crate::error::{ErrorCode, ToolError, ToolResult};
+use crate::fsutil;
+use crate::text::lines::hash_bytes;
+use crate::text::notebook::{EditMode, Notebook, NotebookError};
+use rmcp::model::{CallToolResult, Tool};
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+/// Lines a `Read` shows when no `limit` is given (Claude Code's default).
+pub const READ_DEFAULT_LIMIT: u64 = 2000;
+
+/// Every tool of the profile, for `tools/list`.
+pub fn tools() -> Vec<Tool> {
+    vec![
+        renamed(
+            super::bash::tool(),
+            "Bash",
+            "Executes a bash command in a persistent shell session (cd sticks between calls; \
+             environment changes do not). stdin is /dev/null, so interactive commands fail \
+             rather than hang. Returns exit_code and the stdout and stderr sections, each cut \
+             to its first 30000 characters; the full output is then saved to a file named in \
+             the notice, which Read can page. timeout is in milliseconds (default 120000, max \
+             600000). Processes left running when the command ends are killed: for servers \
+             and other long jobs set run_in_background, then follow the task with TaskOutput \
+             (or Read its output file) and stop it with TaskStop.",
+        ),
+        define::<ReadArgs>(
+            "Read",
+            "Read a file",
+            "Reads a file. file_path may be absolute or relative to the working directory. By \
+             default reads up to 2000 lines from the start; offset (the 1-based line to start \
+             at) and limit (how many lines) read other parts of long files. Lines are \
+             numbered cat -n style and cut at 2000 characters. Images (PNG, JPEG, GIF, WebP) \
+             come back as images; Jupyter notebooks (.ipynb) as their cells with ids, \
+             sources and text outputs; a directory as a listing. Read a file before you Edit \
+             or Write over it.",
+            read_only("Read a file"),
+        ),
+        define::<EditArgs>(
+            "Edit",
+            "Edit a file",
+            "Performs an exact string replacement in a file. old_string must match the file \
+             byte for byte (indentation included) and be unique in it, unless replace_all is \
+             true (then every occurrence is replaced). new_string must differ from \
+             old_string. Read the file first in this session; if it changed on disk since, \
+             Read it again. Line endings, encoding and file mode are preserved; the write is \
+             atomic.",
+            writes("Edit a file", false),
+        ),
+        define::<WriteArgs>(
+            "Write",
+            "Write a file",
+            "Writes a file, creating parent directories, or overwrites an existing one \
+             (Read it first in this session). New files get mode 0644; an existing file keeps \
+             its mode. The write is atomic.",
+            writes("Write a file", true),
+        ),
+        define::<NotebookEditArgs>(
+            "NotebookEdit",
+            "Edit a Jupyter notebook cell",
+            "Edits one cell of a Jupyter notebook (.ipynb). edit_mode replace (default) sets \
+             the source of the cell cell_id (and its type, if cell_type is given; a code \
+             cell's outputs are cleared); insert adds a new cell of cell_type (required) \
+             after cell_id, or at the start without one; delete removes cell_id. Cell ids are \
+             those Read shows (cell-N in notebooks without ids). Read the notebook first. \
+             Other cells are written back byte for byte.",
+            writes("Edit a Jupyter notebook cell", false),
+        ),
+        renamed(
+            super::grep::tool(true),
+            "Grep",
+            "A search tool built on ripgrep's engine (Rust regex syntax). output_mode: \
+             files_with_matches (default; paths, newest first), content (matching lines; -n \
+             line numbers, default on; -A/-B/-C context), count. Filter with glob (e.g. \
+             \"*.{ts,tsx}\") or type (rust, py, js, go, …); -i case-insensitive; multiline \
+             lets patterns span lines. Page with offset and head_limit. Honours .gitignore; \
+             results are capped at 30,000 characters.",
+        ),
+        renamed(
+            super::glob::tool(true),
+            "Glob",
+            "Fast file pattern matching: a glob such as \"**/*.js\" or \"src/**/*.ts\", \
+             against path (default: the working directory). Returns matching file paths \
+             sorted by modification time, newest first. Honours .gitignore.",
+        ),
+        renamed(
+            super::tasks::output_tool(),
+            "TaskOutput",
+            "Retrieves the output of a background task (Bash with run_in_background): status \
+             and the output so far while it runs, then its exit_code and whole output. With \
+             block: true, waits for it to finish (up to timeout ms, default 30000). A task's \
+             output file, named when it started, can also be paged with Read.",
+        ),
+        renamed(
+            super::tasks::stop_tool(),
+            "TaskStop",
+            "Stops a running background task by its task_id: its process group gets SIGTERM, \
+             then SIGKILL after 5 seconds. Returns its final output.",
+        ),
+    ]
+}
+
+/// A Boris tool under a Claude Code name and description (same schema).
+fn renamed(mut tool: Tool, name: &'static str, description: &'static str) -> Tool {
+    tool.name = name.into();
+    tool.description = Some(description.into());
+    tool
+}
+
+/// Whether `name` is one of this profile's tools.
+pub fn is_profile_tool(name: &str) -> bool {
+    matches!(
+        name,
+        "Bash"
+            | "Read"
+            | "Edit"
+            | "Write"
+            | "NotebookEdit"
+            | "Grep"
+            | "Glob"
+            | "TaskOutput"
+            | "TaskStop"
+    )
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[schemars(rename = "ReadArgs")]
+pub struct ReadArgs {
+    /// The file to read: absolute, or relative to the working directory.
+    pub file_path: String,
+    /// The line number to start reading from (1-based). Only for files too long to read
+    /// at once.
+    #[serde(default)]
+    #[schemars(range(min = 1))]
+    pub offset: Option<u64>,
+    /// The number of lines to read (default 2000). Only for files too long to read at
+    /// once.
+    #[serde(default)]
+    #[schemars(range(min = 1))]
+    pub limit: Option<u64>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[schemars(rename = "EditArgs")]
+pub struct EditArgs {
+    /// The file to modify: absolute, or relative to the working directory.
+    pub file_path: String,
+    /// The text to replace, exactly as it is in the file.
+    pub old_string: String,
+    /// The text to replace it with (must differ from old_string).
+    pub new_string: String,
+    /// Replace every occurrence of old_string (default false).
+    #[serde(default)]
+    pub replace_all: Option<bool>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[schemars(rename = "WriteArgs")]
+pub struct WriteArgs {
+    /// The file to write: absolute, or relative to the working directory.
+    pub file_path: String,
+    /// The content to write to the file.
+    pub content: String,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[schemars(rename = "NotebookEditArgs")]
+pub struct NotebookEditArgs {
+    /// The Jupyter notebook (.ipynb) to edit: absolute, or relative to the working
+    /// directory.
+    pub notebook_path: String,
+    /// The id of the cell to replace or delete, or to insert after (as Read shows it).
+    #[serde(default)]
+    pub cell_id: Option<String>,
+    /// The new source of the cell.
+    pub new_source: String,
+    /// The cell's type: code or markdown. Required for insert.
+    #[serde(default)]
+    #[schemars(schema_with = "cell_type_schema")]
+    pub cell_type: Option<String>,
+    /// replace (default), insert or delete.
+    #[serde(default)]
+    #[schemars(schema_with = "edit_mode_schema")]
+    pub edit_mode: Option<String>,
+}
+
+fn cell_type_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({
+        "type": "string",
+        "enum": ["code", "markdown"],
+        "description": "The cell's type: code or markdown. Required for insert."
+    })
+}
+
+fn edit_mode_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({
+        "type": "string",
+        "enum": ["replace", "insert", "delete"],
+        "description": "replace (default), insert or delete."
+    })
+}
+
+/// Boris's words in an error message → Claude Code's, so the message names the
+/// parameters and tools the model has (`old_string`, `Read`), not the engine's.
+const WORDS: &[(&str, &str)] = &[
+    (r"\bview_range start\b", "offset"),
+    (r"\bview_range\b", "offset and limit"),
+    (r"\bold_str\b", "old_string"),
+    (r"\bnew_str\b", "new_string"),
+    (r"\bcreate_file\b", "Write"),
+    (r"\bstr_replace\b", "Edit"),
+    (r"\bhas not been viewed\b", "has not been read"),
+    (r"\bview it\b", "Read it"),
+    (r"\bview the file\b", "Read the file"),
+    (r"\bview\b", "Read"),
+];
+
+/// An error in Claude Code's words (see [`WORDS`]); results that are not errors pass.
+pub fn in_claude_code_words(result: ToolResult<CallToolResult>) -> ToolResult<CallToolResult> {
+    result.map_err(|e| e.map_message(rephrase))
+}
+
+/// [`WORDS`] applied to one message.
+pub fn rephrase(message: &str) -> String {
+    static COMPILED: std::sync::OnceLock<Vec<(regex::Regex, &'static str)>> =
+        std::sync::OnceLock::new();
+    let table = COMPILED.get_or_init(|| {
+        WORDS
+            .iter()
+            .filter_map(|(re, to)| regex::Regex::new(re).ok().map(|r| (r, *to)))
+            .collect()
+    });
+    let mut out = message.to_string();
+    for (re, to) in table {
+        out = re.replace_all(&out, *to).into_owned();
+    }
+    out
+}
+
+/// `Read`: a range of `view`, or a notebook's cells.
+pub fn read(ctx: &Ctx, args: ReadArgs) -> ToolResult<CallToolResult> {
+    if args.file_path.ends_with(".ipynb") && args.offset.is_none() && args.limit.is_none() {
+        return read_notebook(ctx, &args.file_path);
+    }
+    let start = args.offset.unwrap_or(1);
+    let limit = args.limit.unwrap_or(READ_DEFAULT_LIMIT);
+    if start == 0 || limit == 0 {
+        return Err(ToolError::invalid(
+            "offset is the 1-based line to start at and limit a number of lines: both must be \
+             at least 1",
+        ));
+    }
+    let view_range = (args.offset.is_some() || args.limit.is_some()).then(|| {
+        let end = start.saturating_add(limit - 1).min(i64::MAX as u64);
+        vec![start.min(i64::MAX as u64) as i64, end as i64]
+    });
+    super::view::run(
+        ctx,
+        super::view::ViewArgs {
+            path: args.file_path,
+            view_range,
+        },
+        false,
+    )
+}
+
+fn read_notebook(ctx: &Ctx, file_path: &str) -> ToolResult<CallToolResult> {
+    let path = ctx.resolve_read(file_path)?;
+    let meta = fsutil::regular_file_meta(&path.real, &path.shown)?;
+    fsutil::check_size(
+        meta.len(),
+        ctx.max_file_size(),
+        &path.shown,
+        "Read",
+        "read it with offset and limit, or raise --max-file-size",
+    )?;
+    let bytes = fsutil::read_file(&path.real, &path.shown, meta.len())?;
+    let notebook = Notebook::parse(&bytes).map_err(|e| notebook_error(&path.shown, e))?;
+    ctx.ws.record_view(&path.real, hash_bytes(&bytes));
+    Ok(text_result(notebook.render()))
+}
+
+/// `Edit`: `str_replace` under Claude Code's names.
+pub fn edit(ctx: &Ctx, args: EditArgs) -> ToolResult<CallToolResult> {
+    super::edit::run(
+        ctx,
+        super::edit::StrReplaceArgs {
+            path: args.file_path,
+            old_str: args.old_string,
+            new_str: Some(args.new_string),
+            replace_all: args.replace_all,
+        },
+    )
+}
+
+/// `Write`: `create_file` under Claude Code's names.
+pub fn write(ctx: &Ctx, args: WriteArgs) -> ToolResult<CallToolResult> {
+    super::create::run(
+        ctx,
+        super::create::CreateFileArgs {
+            path: args.file_path,
+            content: args.content,
+        },
+    )
+}
+
+/// `NotebookEdit`: one cell edit, after the same checks as any edit (scope, size,
+/// read-before-edit and staleness), written atomically.
+pub fn notebook_edit(ctx: &Ctx, args: NotebookEditArgs) -> ToolResult<CallToolResult> {
+    let mode = match args.edit_mode.as_deref().unwrap_or("replace") {
+        "replace" => EditMode::Replace,
+        "insert" => EditMode::Insert,
+        "delete" => EditMode::Delete,
+        other => {
+            return Err(ToolError::invalid(format!(
+                "edit_mode must be replace, insert or delete, got {other:?}"
+            )));
+        }
+    };
+    let path = ctx.resolve(&args.notebook_path)?;
+    let _edit = ctx.shared.edit_locks.lock(&path.real);
+    let (content, meta) = super::edit::read_for_edit(ctx, &path, "edit")?;
+    let mut notebook = Notebook::parse(&content).map_err(|e| notebook_error(&path.shown, e))?;
+    let cell = notebook
+        .edit(
+            mode,
+            args.cell_id.as_deref(),
+            &args.new_source,
+            args.cell_type.as_deref(),
+        )
+        .map_err(|e| notebook_error(&path.shown, e))?;
+    let bytes = notebook.to_bytes();
+    fsutil::check_size(
+        bytes.len() as u64,
+        ctx.max_file_size(),
+        &path.shown,
+        "NotebookEdit",
+        "raise --max-file-size",
+    )?;
+    fsutil::atomic_write_over(&path.real, &path.shown, &bytes, Some(&meta))?;
+    ctx.ws.record_view(&path.real, hash_bytes(&bytes));
+    let done = match mode {
+        EditMode::Replace => "Replaced the source of",
+        EditMode::Insert => "Inserted",
+        EditMode::Delete => "Deleted",
+    };
+    Ok(text_result(format!(
+        "{done} cell {cell} in {}",
+        path.shown.display()
+    )))
+}
+
+fn notebook_error(shown: &std::path::Path, e: NotebookError) -> ToolError {
+    match e {
+        NotebookError::Invalid(why) => ToolError::new(
+            ErrorCode::NotebookInvalid,
+            format!(
+                "{} is not a Jupyter notebook: {why}. Read it as text with offset and limit, \
+                 or fix it with Edit.",
+                shown.display()
+            ),
+        ),
+        NotebookError::CellNotFound { id, known } => ToolError::new(
+            ErrorCode::NotebookCellNotFound,
+            format!(
+                "{} has no cell {id:?}; its cells are: {}. Read the notebook to see them.",
+                shown.display(),
+                if known.is_empty() {
+                    "none".to_string()
+                } else {
+                    known.join(", ")
+                }
+            ),
+        ),
+        NotebookError::Input(why) => ToolError::invalid(why),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_use_claude_code_words() {
+        assert_eq!(
+            rephrase("view_range start 10 exceeds the file's 4 lines"),
+            "offset 10 exceeds the file's 4 lines"
+        );
+        assert_eq!(
+            rephrase("old_str and new_str are identical; view it first with view"),
+            "old_string and new_string are identical; Read it first with Read"
+        );
+        assert_eq!(rephrase("new_string stays"), "new_string stays");
+        assert_eq!(
+            rephrase("use create_file or str_replace"),
+            "use Write or Edit"
+        );
+        assert_eq!(rephrase("a review of viewers"), "a review of viewers");
+    }
+}
