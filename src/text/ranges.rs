@@ -238,3 +238,80 @@ mod tests {
         }
     }
 }
+
+/// Parses a PDF `pages` spec (`"3"`, `"1-5"`, `"1,3,7-9"`) against a document of `total`
+/// pages: the 1-based pages in order, each once, at most `max` of them.
+pub fn parse_pages(spec: &str, total: usize, max: usize) -> Result<Vec<usize>, String> {
+    let bad = || format!("pages {spec:?} is not a page list like \"3\", \"1-5\" or \"1,3,7-9\"");
+    let mut out: Vec<usize> = Vec::new();
+    for part in spec.split(',') {
+        let part = part.trim();
+        let (from, to) = match part.split_once('-') {
+            Some((a, b)) => (a.trim(), b.trim()),
+            None => (part, part),
+        };
+        let from: usize = from.parse().map_err(|_| bad())?;
+        let to: usize = to.parse().map_err(|_| bad())?;
+        if from == 0 || to < from {
+            return Err(bad());
+        }
+        if from > total {
+            return Err(format!(
+                "pages {spec:?}: page {from} is past the end (the document has {total} pages)"
+            ));
+        }
+        for p in from..=to.min(total) {
+            if !out.contains(&p) {
+                out.push(p);
+            }
+            if out.len() > max {
+                return Err(format!(
+                    "pages {spec:?} asks for more than {max} pages; read at most {max} per call"
+                ));
+            }
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod page_tests {
+    use super::parse_pages;
+    use proptest::prelude::*;
+
+    #[test]
+    fn page_lists() {
+        assert_eq!(parse_pages("3", 5, 20), Ok(vec![3]));
+        assert_eq!(parse_pages("1-3, 5", 5, 20), Ok(vec![1, 2, 3, 5]));
+        assert_eq!(parse_pages("4-9", 5, 20), Ok(vec![4, 5]));
+        assert_eq!(parse_pages("2,2,1-2", 5, 20), Ok(vec![2, 1]));
+        for bad in ["", "0", "3-1", "a", "1-", "-2", "1;2"] {
+            assert!(parse_pages(bad, 5, 20).is_err(), "{bad}");
+        }
+        assert!(
+            parse_pages("6", 5, 20)
+                .unwrap_err()
+                .contains("past the end")
+        );
+        assert!(
+            parse_pages("1-30", 40, 20)
+                .unwrap_err()
+                .contains("more than 20")
+        );
+    }
+
+    proptest! {
+        /// Whatever the spec, an accepted list names existing pages, each once, at most max.
+        #[test]
+        fn accepted_lists_are_in_range(spec in "[0-9, -]{0,12}", total in 0usize..50, max in 1usize..25) {
+            if let Ok(pages) = parse_pages(&spec, total, max) {
+                prop_assert!(pages.len() <= max);
+                prop_assert!(pages.iter().all(|p| *p >= 1 && *p <= total));
+                let mut seen = pages.clone();
+                seen.sort_unstable();
+                seen.dedup();
+                prop_assert_eq!(seen.len(), pages.len());
+            }
+        }
+    }
+}

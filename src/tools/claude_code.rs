@@ -48,8 +48,9 @@ pub fn tools() -> Vec<Tool> {
              default reads up to 2000 lines from the start; offset (the 1-based line to start \
              at) and limit (how many lines) read other parts of long files. Lines are \
              numbered cat -n style and cut at 2000 characters. Images (PNG, JPEG, GIF, WebP) \
-             come back as images; Jupyter notebooks (.ipynb) as their cells with ids, \
-             sources and text outputs; a directory as a listing. Read a file before you Edit \
+             come back as images; PDFs as their text by page (pages: \"3-5\", at most 20 per \
+             call, required over 10 pages); Jupyter notebooks (.ipynb) as their cells with \
+             ids, sources and text outputs; a directory as a listing. Read a file before you Edit \
              or Write over it.",
             read_only("Read a file"),
         ),
@@ -155,6 +156,10 @@ pub struct ReadArgs {
     #[serde(default)]
     #[schemars(range(min = 1))]
     pub limit: Option<u64>,
+    /// PDF files only: the pages to read, e.g. "3", "1-5" or "1,3,7-9" (at most 20 per
+    /// call; required for PDFs over 10 pages).
+    #[serde(default)]
+    pub pages: Option<String>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -256,6 +261,9 @@ pub fn rephrase(message: &str) -> String {
 
 /// `Read`: a range of `view`, or a notebook's cells.
 pub fn read(ctx: &Ctx, args: ReadArgs) -> ToolResult<CallToolResult> {
+    if args.file_path.to_ascii_lowercase().ends_with(".pdf") || args.pages.is_some() {
+        return read_pdf(ctx, &args.file_path, args.pages.as_deref());
+    }
     if args.file_path.ends_with(".ipynb") && args.offset.is_none() && args.limit.is_none() {
         return read_notebook(ctx, &args.file_path);
     }
@@ -279,6 +287,68 @@ pub fn read(ctx: &Ctx, args: ReadArgs) -> ToolResult<CallToolResult> {
         },
         false,
     )
+}
+
+/// Pages one `Read` of a PDF shows at most, and how many a PDF may have to be read
+/// whole (Claude Code's limits).
+pub const PDF_MAX_PAGES_PER_READ: usize = 20;
+pub const PDF_WHOLE_MAX_PAGES: usize = 10;
+
+/// A PDF's text, by page.
+fn read_pdf(ctx: &Ctx, file_path: &str, pages: Option<&str>) -> ToolResult<CallToolResult> {
+    let path = ctx.resolve_read(file_path)?;
+    let meta = fsutil::regular_file_meta(&path.real, &path.shown)?;
+    fsutil::check_size(
+        meta.len(),
+        ctx.max_file_size(),
+        &path.shown,
+        "Read",
+        "raise --max-file-size to read it",
+    )?;
+    let bytes = fsutil::read_file(&path.real, &path.shown, meta.len())?;
+    if !bytes.starts_with(b"%PDF-") {
+        if pages.is_some() {
+            return Err(ToolError::invalid(format!(
+                "pages is for PDF files, and {} is not one",
+                path.shown.display()
+            )));
+        }
+        return Err(ToolError::invalid(format!(
+            "{} is named .pdf but is not a PDF file; read it with offset and limit",
+            path.shown.display()
+        )));
+    }
+    // The PDF parser is third-party code fed untrusted bytes: a panic is a bad file, not
+    // a crash of the call.
+    let texts = std::panic::catch_unwind(|| pdf_extract::extract_text_from_mem_by_pages(&bytes))
+        .map_err(|_| "the PDF parser failed on it".to_string())
+        .and_then(|r| r.map_err(|e| e.to_string()))
+        .map_err(|why| {
+            ToolError::invalid(format!(
+                "cannot read the text of {}: {why}",
+                path.shown.display()
+            ))
+        })?;
+    let total = texts.len();
+    let wanted = match pages {
+        Some(spec) => crate::text::ranges::parse_pages(spec, total, PDF_MAX_PAGES_PER_READ)
+            .map_err(ToolError::invalid)?,
+        None if total > PDF_WHOLE_MAX_PAGES => {
+            return Err(ToolError::invalid(format!(
+                "{} has {total} pages; give pages (e.g. \"1-5\"), at most \
+                 {PDF_MAX_PAGES_PER_READ} per call",
+                path.shown.display()
+            )));
+        }
+        None => (1..=total).collect(),
+    };
+    ctx.ws.record_view(&path.real, hash_bytes(&bytes));
+    let mut out = String::new();
+    for page in wanted {
+        let text = texts.get(page - 1).map(|t| t.trim()).unwrap_or_default();
+        out.push_str(&format!("--- page {page} of {total} ---\n{text}\n"));
+    }
+    Ok(text_result(out))
 }
 
 fn read_notebook(ctx: &Ctx, file_path: &str) -> ToolResult<CallToolResult> {
