@@ -13,6 +13,7 @@ pub mod grep;
 pub mod insert;
 pub mod pipe;
 pub mod tasks;
+pub mod undo;
 pub mod view;
 
 use crate::config::{BashProfile, Config, ViewBeforeEdit};
@@ -107,7 +108,13 @@ fn catalogue(config: &Config) -> Vec<Tool> {
     let mut tools = if config.anthropic_compat {
         vec![editor::tool()]
     } else {
-        vec![view::tool(), edit::tool(), create::tool()]
+        vec![
+            view::tool(),
+            edit::tool(),
+            edit::multi_tool(),
+            create::tool(),
+            undo::tool(),
+        ]
     };
     match config.bash_profile {
         BashProfile::Boris => {
@@ -254,6 +261,8 @@ fn dispatch_blocking(
     Some(match name {
         "view" => parse(name, args).and_then(|a| view::run(ctx, a, !compat)),
         "str_replace" => parse(name, args).and_then(|a| edit::run(ctx, a)),
+        "multi_edit" => parse(name, args).and_then(|a| edit::run_multi(ctx, a)),
+        "undo_edit" => parse(name, args).and_then(|a| undo::run(ctx, a)),
         "create_file" => parse(name, args).and_then(|a| create::run(ctx, a)),
         "str_replace_editor" => parse(name, args).and_then(|a| editor::run(ctx, a)),
         "grep" => parse(name, args).and_then(|a| grep::run(ctx, a, ct)),
@@ -482,7 +491,9 @@ mod tests {
         for tool in [
             view::tool(),
             edit::tool(),
+            edit::multi_tool(),
             create::tool(),
+            undo::tool(),
             editor::tool(),
             bash::tool(),
             tasks::output_tool(),
