@@ -210,16 +210,18 @@ def main() -> int:
 
     shorter = sum(1 for s, d in zip(snippet_chars, diff_chars) if d < s)
     head = git(Path(args.repo), "rev-parse", "--short=12", args.rev).decode().strip()
-    print(f"replay of the last {args.commits} commits (at most) up to {head} of {args.repo}: "
-          f"{files} modified text files ({skipped} skipped: a hunk could not be made unique), "
-          f"{len(snippet_chars)} str_replace edits")
-    print(f"str_replace byte-exact: {exact_single}/{files} files; multi_edit byte-exact: {exact_multi}/{files} files")
+    pct = 100 * (1 - sum(diff_chars) / sum(snippet_chars)) if snippet_chars else 0
+    print(f"Commits: the last {args.commits} (at most) up to {head}: {files} modified text files "
+          f"({skipped} skipped: a hunk could not be made unique), {len(snippet_chars)} hunks.\n")
+    print("| | str_replace (one call per hunk) | multi_edit (one call per file) |")
+    print("|---|---:|---:|")
+    print(f"| byte-exact files | {exact_single}/{files} | {exact_multi}/{files} |")
     if edit_ns:
-        print(f"ms per str_replace edit: median {statistics.median(edit_ns) / 1e6:.3f}")
-    print(f"characters returned per edit, numbered snippet (today): {stats(snippet_chars)}; total {sum(snippet_chars)}")
-    print(f"characters returned per edit, unified diff (header + diff): {stats(diff_chars)}; total {sum(diff_chars)}")
-    print(f"diff shorter than snippet on {shorter}/{len(snippet_chars)} edits")
-    print(f"characters returned per edit through multi_edit (one call per file, diff result): {stats(multi_chars)}")
+        print(f"| ms per edit call (median) | {statistics.median(edit_ns) / 1e6:.3f} | – |")
+    print(f"| characters returned per hunk, numbered snippet (before issue 15) | {stats(snippet_chars)} | – |")
+    print(f"| characters returned per hunk, unified diff (now) | {stats(diff_chars)} | {stats(multi_chars)} |")
+    print(f"\nThe diff result is {pct:.0f}% shorter in total ({sum(diff_chars)} against "
+          f"{sum(snippet_chars)} characters) and shorter on {shorter} of {len(snippet_chars)} hunks.")
     if mismatched_snippets:
         print(f"the rebuilt snippet differs from Boris's on {len(mismatched_snippets)} edits, e.g. {mismatched_snippets[0]}")
     for f in failures[:20]:
