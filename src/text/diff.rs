@@ -3,30 +3,125 @@
 //! as `git diff` prints them, so a model reads them as it reads every patch.
 
 use similar::TextDiff;
+use std::time::Duration;
 
 /// Lines of context around each hunk.
 pub const CONTEXT: usize = 3;
+
+/// How long the line diff may search for a minimal edit script; past it, similar
+/// returns a correct but coarser diff. Only a change touching most lines of a large
+/// file gets near it.
+const DIFF_TIMEOUT: Duration = Duration::from_secs(1);
 
 /// The unified diff turning `old` into `new`, with `--- a/<label>` and `+++ b/<label>`
 /// headers (`--- /dev/null` when `old` is `None`: the file does not exist yet). Empty
 /// when the two are equal. Bytes that are not UTF-8 are shown as U+FFFD; the diff is for
 /// reading, the write itself is byte-exact.
+///
+/// Only the lines between the common head and tail (plus the context) are diffed, and
+/// the hunk headers shifted back: an edit of a large file then costs a scan for the
+/// common ends, not a line table of the whole file.
 pub fn unified(old: Option<&[u8]>, new: &[u8], label: &str) -> String {
-    let before = String::from_utf8_lossy(old.unwrap_or_default());
-    let after = String::from_utf8_lossy(new);
+    let old_bytes = old.unwrap_or_default();
+    if old.is_some() && old_bytes == new {
+        return String::new();
+    }
+    let (skipped_lines, old_mid, new_mid) = changed_middle(old_bytes, new);
+    let before = String::from_utf8_lossy(old_mid);
+    let after = String::from_utf8_lossy(new_mid);
     if old.is_some() && before == after {
         return String::new();
     }
-    let diff = TextDiff::from_lines(before.as_ref(), after.as_ref());
-    let from = if old.is_some() {
-        format!("a/{label}")
-    } else {
-        "/dev/null".to_string()
+    let diff = TextDiff::configure()
+        .timeout(DIFF_TIMEOUT)
+        .diff_lines(before.as_ref(), after.as_ref());
+    let mut out = String::new();
+    for hunk in diff.unified_diff().context_radius(CONTEXT).iter_hunks() {
+        if out.is_empty() {
+            match old {
+                Some(_) => out.push_str(&format!("--- a/{label}\n")),
+                None => out.push_str("--- /dev/null\n"),
+            }
+            out.push_str(&format!("+++ b/{label}\n"));
+        }
+        let text = hunk.to_string();
+        let (header, body) = text.split_once('\n').unwrap_or((&text, ""));
+        out.push_str(&shift_header(header, skipped_lines));
+        out.push('\n');
+        out.push_str(body);
+    }
+    out
+}
+
+/// The parts of `old` and `new` that differ, widened to whole lines and [`CONTEXT`]
+/// lines each side, and how many whole lines precede them (the same in both).
+fn changed_middle<'a>(old: &'a [u8], new: &'a [u8]) -> (usize, &'a [u8], &'a [u8]) {
+    let max = old.len().min(new.len());
+    let mut head = old.iter().zip(new).take_while(|(a, b)| a == b).count();
+    // Back to the start of the line it stops in, then CONTEXT lines more.
+    head = old[..head]
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |i| i + 1);
+    for _ in 0..CONTEXT {
+        if head == 0 {
+            break;
+        }
+        head = old[..head - 1]
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |i| i + 1);
+    }
+    let rest = max - head;
+    let tail_len = old
+        .iter()
+        .rev()
+        .zip(new.iter().rev())
+        .take(rest)
+        .take_while(|(a, b)| a == b)
+        .count();
+    // The common tail, from the first line start inside it, less CONTEXT lines.
+    let mut tail = &old[old.len() - tail_len..];
+    for _ in 0..=CONTEXT {
+        match tail.iter().position(|&b| b == b'\n') {
+            Some(i) => tail = &tail[i + 1..],
+            None => {
+                tail = &[];
+                break;
+            }
+        }
+    }
+    let skipped = memchr::memchr_iter(b'\n', &old[..head]).count();
+    (
+        skipped,
+        &old[head..old.len() - tail.len()],
+        &new[head..new.len() - tail.len()],
+    )
+}
+
+/// `@@ -a,b +c,d @@` with `skipped` added to both starts.
+fn shift_header(header: &str, skipped: usize) -> String {
+    if skipped == 0 {
+        return header.to_string();
+    }
+    let shift = |range: &str| -> String {
+        let (start, len) = match range.split_once(',') {
+            Some((s, l)) => (s, Some(l)),
+            None => (range, None),
+        };
+        let start = start.parse::<usize>().map_or(0, |n| n + skipped);
+        match len {
+            Some(l) => format!("{start},{l}"),
+            None => start.to_string(),
+        }
     };
-    diff.unified_diff()
-        .context_radius(CONTEXT)
-        .header(&from, &format!("b/{label}"))
-        .to_string()
+    let mut parts = header.split(' ');
+    match (parts.next(), parts.next(), parts.next(), parts.next()) {
+        (Some("@@"), Some(o), Some(n), Some("@@")) if o.starts_with('-') && n.starts_with('+') => {
+            format!("@@ -{} +{} @@", shift(&o[1..]), shift(&n[1..]))
+        }
+        _ => header.to_string(),
+    }
 }
 
 #[cfg(test)]
@@ -47,6 +142,26 @@ mod tests {
         );
         let created = unified(None, b"new\n", "n.txt");
         assert_eq!(created, "--- /dev/null\n+++ b/n.txt\n@@ -0,0 +1 @@\n+new\n");
+    }
+
+    #[test]
+    fn headers_count_the_lines_left_out() {
+        let old: String = (1..=100).map(|n| format!("{n}\n")).collect();
+        let new = old.replace("\n50\n", "\nfifty\n");
+        let d = unified(Some(old.as_bytes()), new.as_bytes(), "f");
+        assert_eq!(
+            d,
+            "--- a/f\n+++ b/f\n@@ -47,7 +47,7 @@\n 47\n 48\n 49\n-50\n+fifty\n 51\n 52\n 53\n"
+        );
+        let inserted = old.replace("\n50\n", "\n50\nnew\n");
+        let d = unified(Some(old.as_bytes()), inserted.as_bytes(), "f");
+        assert!(d.contains("@@ -48,6 +48,7 @@\n"), "{d}");
+        let at_end = format!("{old}101");
+        let d = unified(Some(old.as_bytes()), at_end.as_bytes(), "f");
+        assert!(
+            d.ends_with(" 100\n+101\n\\ No newline at end of file\n"),
+            "{d}"
+        );
     }
 
     #[test]
@@ -110,6 +225,26 @@ mod tests {
         #[test]
         fn identical_texts_have_no_diff(text in "[ab\n]{0,40}") {
             prop_assert_eq!(unified(Some(text.as_bytes()), text.as_bytes(), "f"), "");
+        }
+
+        /// Diffing only the changed middle gives what diffing the whole texts gives.
+        #[test]
+        fn middle_diff_is_the_whole_diff(head in "([abc]{0,3}\n){0,12}", old_mid in "[abc\n]{0,12}",
+                                         new_mid in "[abc\n]{0,12}", tail in "(\n[abc]{0,3}){0,12}") {
+            let old = format!("{head}{old_mid}{tail}");
+            let new = format!("{head}{new_mid}{tail}");
+            let whole = TextDiff::from_lines(old.as_str(), new.as_str())
+                .unified_diff()
+                .context_radius(CONTEXT)
+                .header("a/f", "b/f")
+                .to_string();
+            let d = unified(Some(old.as_bytes()), new.as_bytes(), "f");
+            prop_assert_eq!(apply(&old, &d), new.clone());
+            // Myers may align repeated lines differently on a shorter input; the hunks'
+            // changed lines are the same count either way.
+            let count = |t: &str, c: char| t.lines().filter(|l| l.starts_with(c) && !l.starts_with("---") && !l.starts_with("+++")).count();
+            prop_assert_eq!(count(&d, '-') as isize - count(&d, '+') as isize,
+                            count(&whole, '-') as isize - count(&whole, '+') as isize);
         }
 
         /// Applying the diff to the old text gives the new one.

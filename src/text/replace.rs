@@ -115,20 +115,23 @@ pub struct Applied {
 pub struct EditFailed {
     pub index: usize,
     pub error: ReplaceError,
-    /// The content after the edits before it: where the closest region is looked for.
-    pub against: Vec<u8>,
+    /// The content after the edits before it, where the closest region is looked for;
+    /// `None` when that is the original content (the first edit failed).
+    pub against: Option<Vec<u8>>,
 }
 
 /// Applies `edits` in order, all or nothing: the first that fails stops the list and
 /// nothing of it is kept. Each edit is [`replace`], so the CRLF fallback and the
-/// uniqueness rule hold for every edit as for a single one.
+/// uniqueness rule hold for every edit as for a single one. The original is not copied:
+/// a file's edit holds its old and new content, never a third copy.
 pub fn apply_edits(content: &[u8], edits: &[Edit<'_>]) -> Result<Applied, EditFailed> {
-    let mut current = content.to_vec();
+    let mut current: Option<Vec<u8>> = None;
     let mut steps = Vec::with_capacity(edits.len());
     for (index, e) in edits.iter().enumerate() {
-        match replace(&current, e.old, e.new, e.replace_all) {
+        let text = current.as_deref().unwrap_or(content);
+        match replace(text, e.old, e.new, e.replace_all) {
             Ok(mut done) => {
-                current = std::mem::take(&mut done.content);
+                current = Some(std::mem::take(&mut done.content));
                 steps.push(done);
             }
             Err(error) => {
@@ -141,7 +144,7 @@ pub fn apply_edits(content: &[u8], edits: &[Edit<'_>]) -> Result<Applied, EditFa
         }
     }
     Ok(Applied {
-        content: current,
+        content: current.unwrap_or_else(|| content.to_vec()),
         steps,
     })
 }
@@ -355,7 +358,7 @@ mod tests {
                 (Err(f), Some((i, err, against))) => {
                     prop_assert_eq!(f.index, i);
                     prop_assert_eq!(f.error, err);
-                    prop_assert_eq!(f.against, against);
+                    prop_assert_eq!(f.against.unwrap_or_else(|| content.as_bytes().to_vec()), against);
                 }
                 (got, want) => prop_assert!(false, "apply_edits {:?} vs one by one {:?}", got, want),
             }
