@@ -57,7 +57,7 @@ pub fn unified(old: Option<&[u8]>, new: &[u8], label: &str) -> String {
 /// lines each side, and how many whole lines precede them (the same in both).
 fn changed_middle<'a>(old: &'a [u8], new: &'a [u8]) -> (usize, &'a [u8], &'a [u8]) {
     let max = old.len().min(new.len());
-    let mut head = old.iter().zip(new).take_while(|(a, b)| a == b).count();
+    let mut head = common_prefix(old, new);
     // Back to the start of the line it stops in, then CONTEXT lines more.
     head = old[..head]
         .iter()
@@ -73,13 +73,7 @@ fn changed_middle<'a>(old: &'a [u8], new: &'a [u8]) -> (usize, &'a [u8], &'a [u8
             .map_or(0, |i| i + 1);
     }
     let rest = max - head;
-    let tail_len = old
-        .iter()
-        .rev()
-        .zip(new.iter().rev())
-        .take(rest)
-        .take_while(|(a, b)| a == b)
-        .count();
+    let tail_len = common_suffix(&old[old.len() - rest..], &new[new.len() - rest..]);
     // The common tail, from the first line start inside it, less CONTEXT lines.
     let mut tail = &old[old.len() - tail_len..];
     for _ in 0..=CONTEXT {
@@ -97,6 +91,39 @@ fn changed_middle<'a>(old: &'a [u8], new: &'a [u8]) -> (usize, &'a [u8], &'a [u8
         &old[head..old.len() - tail.len()],
         &new[head..new.len() - tail.len()],
     )
+}
+
+/// Bytes `a` and `b` share at the start: compared a block at a time (memcmp), then
+/// byte by byte in the first block that differs.
+fn common_prefix(a: &[u8], b: &[u8]) -> usize {
+    const BLOCK: usize = 4096;
+    let max = a.len().min(b.len());
+    let mut at = 0;
+    while at + BLOCK <= max && a[at..at + BLOCK] == b[at..at + BLOCK] {
+        at += BLOCK;
+    }
+    at + a[at..max]
+        .iter()
+        .zip(&b[at..max])
+        .take_while(|(x, y)| x == y)
+        .count()
+}
+
+/// Bytes `a` and `b` share at the end, as [`common_prefix`].
+fn common_suffix(a: &[u8], b: &[u8]) -> usize {
+    const BLOCK: usize = 4096;
+    let max = a.len().min(b.len());
+    let (ea, eb) = (a.len(), b.len());
+    let mut n = 0;
+    while n + BLOCK <= max && a[ea - n - BLOCK..ea - n] == b[eb - n - BLOCK..eb - n] {
+        n += BLOCK;
+    }
+    n + a[..ea - n]
+        .iter()
+        .rev()
+        .zip(b[..eb - n].iter().rev())
+        .take_while(|(x, y)| x == y)
+        .count()
 }
 
 /// `@@ -a,b +c,d @@` with `skipped` added to both starts.

@@ -100,12 +100,14 @@ pub fn write_whole_file(
     };
     let existed = before.is_some();
     if dry_run {
-        let old = match &before {
-            Some(Some(old)) => Some(old.as_slice()),
-            // Too large to read: shown as a new file.
-            Some(None) | None => None,
+        let diff = match &before {
+            Some(Some(old)) => super::edit::diff_text(ctx, path, Some(old), content),
+            None => super::edit::diff_text(ctx, path, None, content),
+            // Not read: over --max-file-size (and view-before-edit is off).
+            Some(None) => "(no diff: the existing file is over --max-file-size, so it was not \
+                           read)\n"
+                .to_string(),
         };
-        let diff = super::edit::diff_text(ctx, path, old, content);
         return Ok(text_result(format!(
             "Dry run: nothing was written. {} {} would change as follows:\n{diff}",
             if existed { "Overwriting" } else { "Creating" },
