@@ -136,9 +136,10 @@ pub fn run_multi(ctx: &Ctx, args: MultiEditArgs) -> ToolResult<CallToolResult> {
     edit_file(ctx, &path, &args.edits, true, args.dry_run.unwrap_or(false))
 }
 
-/// The one edit engine: a single replacement (`list` false) or an edit list, checked,
+/// The one edit engine (also for other profiles' edit tools): a single replacement
+/// (`list` false) or an edit list, checked,
 /// applied in memory, then written once (or, for a dry run, shown as a diff).
-fn edit_file(
+pub fn edit_file(
     ctx: &Ctx,
     path: &ScopedPath,
     changes: &[EditSpec],
