@@ -137,8 +137,8 @@ pub fn run_multi(ctx: &Ctx, args: MultiEditArgs) -> ToolResult<CallToolResult> {
 }
 
 /// The one edit engine (also for other profiles' edit tools): a single replacement
-/// (`list` false) or an edit list, checked,
-/// applied in memory, then written once (or, for a dry run, shown as a diff).
+/// (`list` false) or an edit list, checked, applied in memory, then written once (or,
+/// for a dry run, shown as a diff).
 pub fn edit_file(
     ctx: &Ctx,
     path: &ScopedPath,
