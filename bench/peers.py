@@ -460,7 +460,10 @@ def boris_edit_reports(args) -> str:
     (bench/edit_memory.py) and where a 4 KB edit's system-call time goes
     (bench/edit_split.py, when strace is installed)."""
     parts = []
-    runs = [("edit_memory.py", [], "Peak RSS of one `str_replace` on a 10 MiB file")]
+    runs = [
+        ("edit_memory.py", [], "Peak RSS of one `str_replace` on a 10 MiB file"),
+        ("edit_replay.py", [], "The real-edit replay: this repository's history through str_replace and multi_edit"),
+    ]
     if shutil.which("strace"):
         runs.append(("edit_split.py", ["--edits", str(args.edits)], "Where a 4 KB edit's time goes"))
     for script, extra, title in runs:

@@ -6,6 +6,7 @@
 //! for the code map and the invariants.
 
 pub mod config;
+pub mod edit_history;
 pub mod error;
 pub mod exec;
 pub mod fsutil;

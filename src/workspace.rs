@@ -28,6 +28,8 @@ pub struct Workspace {
     /// Spill files this session was handed a `resource_link` to: the only files its
     /// `resources/read` may read.
     offered: Mutex<std::collections::HashSet<PathBuf>>,
+    /// What Boris's writes replaced, for `undo_edit` (issue 15 §3).
+    history: Mutex<crate::edit_history::EditHistory>,
 }
 
 impl std::fmt::Debug for Workspace {
@@ -66,6 +68,7 @@ impl Workspace {
             pipe_procs: Tasks::default(),
             mcp_tasks: Default::default(),
             offered: Mutex::default(),
+            history: Mutex::default(),
         }
     }
 
@@ -85,6 +88,19 @@ impl Workspace {
 
     pub fn set_cwd(&self, cwd: PathBuf) {
         *lock(&self.cwd) = cwd;
+    }
+
+    /// The undo history of this session.
+    pub fn history(&self) -> std::sync::MutexGuard<'_, crate::edit_history::EditHistory> {
+        lock(&self.history)
+    }
+
+    /// Records a write by Boris of `real`, which held `before` (`None`: did not exist)
+    /// and now holds `after`: it becomes what the agent has seen, and an undo step.
+    pub fn record_write(&self, real: &Path, before: Option<Vec<u8>>, after: &[u8]) {
+        let hash = crate::text::lines::hash_bytes(after);
+        self.history().record(real, before, hash);
+        self.record_view(real, hash);
     }
 
     /// Remembers the content an agent has seen (or Boris itself wrote) at `real`.

@@ -1,6 +1,7 @@
 //! Pure text logic, apart from all I/O so that each piece can be property-tested and
 //! fuzzed on its own: view ranges, line scanning and truncation, line numbering.
 
+pub mod diff;
 pub mod line_index;
 pub mod lines;
 pub mod notebook;

@@ -93,6 +93,62 @@ fn replace_exact(
     }))
 }
 
+/// One edit of an edit list (issue 15 §2).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Edit<'a> {
+    pub old: &'a [u8],
+    pub new: &'a [u8],
+    pub replace_all: bool,
+}
+
+/// The edits of a list, applied in order, each to the result of the ones before it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Applied {
+    pub content: Vec<u8>,
+    /// What each edit did, in order (`content` of each is left empty: only the last
+    /// one's matters, and it is `Applied::content`).
+    pub steps: Vec<Replaced>,
+}
+
+/// Which edit of a list failed (0-based), why, and the text it was matched against.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EditFailed {
+    pub index: usize,
+    pub error: ReplaceError,
+    /// The content after the edits before it, where the closest region is looked for;
+    /// `None` when that is the original content (the first edit failed).
+    pub against: Option<Vec<u8>>,
+}
+
+/// Applies `edits` in order, all or nothing: the first that fails stops the list and
+/// nothing of it is kept. Each edit is [`replace`], so the CRLF fallback and the
+/// uniqueness rule hold for every edit as for a single one. The original is not copied:
+/// a file's edit holds its old and new content, never a third copy.
+pub fn apply_edits(content: &[u8], edits: &[Edit<'_>]) -> Result<Applied, EditFailed> {
+    let mut current: Option<Vec<u8>> = None;
+    let mut steps = Vec::with_capacity(edits.len());
+    for (index, e) in edits.iter().enumerate() {
+        let text = current.as_deref().unwrap_or(content);
+        match replace(text, e.old, e.new, e.replace_all) {
+            Ok(mut done) => {
+                current = Some(std::mem::take(&mut done.content));
+                steps.push(done);
+            }
+            Err(error) => {
+                return Err(EditFailed {
+                    index,
+                    error,
+                    against: current,
+                });
+            }
+        }
+    }
+    Ok(Applied {
+        content: current.unwrap_or_else(|| content.to_vec()),
+        steps,
+    })
+}
+
 /// `\n` → `\r\n`, leaving existing `\r\n` alone.
 pub fn to_crlf(text: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(text.len() + text.len() / 16);
@@ -271,6 +327,40 @@ mod tests {
                 Ok(_) => prop_assert!(false, "exact text was present, CRLF fallback not expected"),
                 Err(ReplaceError::Ambiguous { count, .. }) => prop_assert!(count > 1),
                 Err(ReplaceError::NotFound) => prop_assert!(false, "present text not found"),
+            }
+        }
+
+        /// Applying an edit list is applying its edits one by one; a failing edit
+        /// names itself and the text it was matched against.
+        #[test]
+        fn edit_list_is_edits_in_turn(content in "[abc\n]{0,40}",
+                                      edits in proptest::collection::vec(("[abc]{1,3}", "[abc\n]{0,3}", any::<bool>()), 0..5)) {
+            let list: Vec<Edit<'_>> = edits
+                .iter()
+                .map(|(o, n, all)| Edit { old: o.as_bytes(), new: n.as_bytes(), replace_all: *all })
+                .collect();
+            let mut current = content.as_bytes().to_vec();
+            let mut failed = None;
+            for (i, e) in list.iter().enumerate() {
+                match replace(&current, e.old, e.new, e.replace_all) {
+                    Ok(r) => current = r.content,
+                    Err(err) => {
+                        failed = Some((i, err, current.clone()));
+                        break;
+                    }
+                }
+            }
+            match (apply_edits(content.as_bytes(), &list), failed) {
+                (Ok(applied), None) => {
+                    prop_assert_eq!(applied.content, current);
+                    prop_assert_eq!(applied.steps.len(), list.len());
+                }
+                (Err(f), Some((i, err, against))) => {
+                    prop_assert_eq!(f.index, i);
+                    prop_assert_eq!(f.error, err);
+                    prop_assert_eq!(f.against.unwrap_or_else(|| content.as_bytes().to_vec()), against);
+                }
+                (got, want) => prop_assert!(false, "apply_edits {:?} vs one by one {:?}", got, want),
             }
         }
 

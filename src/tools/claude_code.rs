@@ -8,6 +8,7 @@
 //! | `Bash(command, timeout, description, run_in_background)` | `bash` |
 //! | `Read(file_path, offset, limit)` | `view` (offset = first line, 1-based; limit = lines, default 2000); notebooks as cells |
 //! | `Edit(file_path, old_string, new_string, replace_all)` | `str_replace` |
+//! | `MultiEdit(file_path, edits[{old_string, new_string, replace_all}])` | `multi_edit` |
 //! | `Write(file_path, content)` | `create_file` |
 //! | `NotebookEdit(notebook_path, cell_id, new_source, cell_type, edit_mode)` | `text::notebook` |
 //! | `Grep(pattern, path, glob, type, output_mode, -A, -B, -C, -n, -i, head_limit, offset, multiline)` | `grep` |
@@ -64,6 +65,16 @@ pub fn tools() -> Vec<Tool> {
              Read it again. Line endings, encoding and file mode are preserved; the write is \
              atomic.",
             writes("Edit a file", false),
+        ),
+        define::<MultiEditArgs>(
+            "MultiEdit",
+            "Make several edits to one file",
+            "Makes several exact string replacements in one file in one call: each edit's \
+             old_string must match byte for byte and be unique (unless its replace_all is \
+             true) in the file as the edits before it left it. All or nothing: if any edit \
+             fails, nothing is written and the error names that edit and the closest region. \
+             One atomic write; Read the file first in this session.",
+            writes("Make several edits to one file", false),
         ),
         define::<WriteArgs>(
             "Write",
@@ -170,6 +181,27 @@ pub struct EditArgs {
     /// The text to replace, exactly as it is in the file.
     pub old_string: String,
     /// The text to replace it with (must differ from old_string).
+    pub new_string: String,
+    /// Replace every occurrence of old_string (default false).
+    #[serde(default)]
+    pub replace_all: Option<bool>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[schemars(rename = "MultiEditArgs")]
+pub struct MultiEditArgs {
+    /// The file to modify: absolute, or relative to the working directory.
+    pub file_path: String,
+    /// The edits, applied in order, each to the result of the ones before it.
+    pub edits: Vec<MultiEditOne>,
+}
+
+/// One edit of a `MultiEdit`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct MultiEditOne {
+    /// The text to replace, exactly as it is in the file (after the edits before it).
+    pub old_string: String,
+    /// The text to replace it with.
     pub new_string: String,
     /// Replace every occurrence of old_string (default false).
     #[serde(default)]
@@ -373,11 +405,28 @@ pub fn edit(ctx: &Ctx, args: EditArgs) -> ToolResult<CallToolResult> {
         ctx,
         super::edit::StrReplaceArgs {
             path: args.file_path,
-            old_str: args.old_string,
+            old_str: Some(args.old_string),
             new_str: Some(args.new_string),
             replace_all: args.replace_all,
+            edits: None,
+            dry_run: None,
         },
     )
+}
+
+/// `MultiEdit`: `multi_edit` under Claude Code's names.
+pub fn multi_edit(ctx: &Ctx, args: MultiEditArgs) -> ToolResult<CallToolResult> {
+    let edits: Vec<super::edit::EditSpec> = args
+        .edits
+        .into_iter()
+        .map(|e| super::edit::EditSpec {
+            old_str: e.old_string,
+            new_str: Some(e.new_string),
+            replace_all: e.replace_all,
+        })
+        .collect();
+    let path = ctx.resolve(&args.file_path)?;
+    super::edit::edit_file(ctx, &path, &edits, true, false)
 }
 
 /// `Write`: `create_file` under Claude Code's names.
@@ -387,6 +436,7 @@ pub fn write(ctx: &Ctx, args: WriteArgs) -> ToolResult<CallToolResult> {
         super::create::CreateFileArgs {
             path: args.file_path,
             content: args.content,
+            dry_run: None,
         },
     )
 }

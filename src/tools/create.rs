@@ -17,6 +17,9 @@ pub struct CreateFileArgs {
     pub path: String,
     /// The complete content of the file.
     pub content: String,
+    /// Write nothing; return the unified diff the write would make.
+    #[serde(default)]
+    pub dry_run: Option<bool>,
 }
 
 pub fn tool() -> Tool {
@@ -26,14 +29,19 @@ pub fn tool() -> Tool {
         "Create a file with the given content, or overwrite an existing one. Parent \
          directories are created. New files get mode 0644; an existing file keeps its mode. \
          Overwriting an existing file requires viewing it first in this session. The write \
-         is atomic.",
+         is atomic. dry_run: true writes nothing and returns the diff.",
         writes("Create or overwrite a file", true),
     )
 }
 
 pub fn run(ctx: &Ctx, args: CreateFileArgs) -> ToolResult<CallToolResult> {
     let path = ctx.resolve(&args.path)?;
-    write_whole_file(ctx, &path, args.content.as_bytes())
+    write_whole_file(
+        ctx,
+        &path,
+        args.content.as_bytes(),
+        args.dry_run.unwrap_or(false),
+    )
 }
 
 /// The shared body of `create_file` and `str_replace_editor create`.
@@ -41,6 +49,7 @@ pub fn write_whole_file(
     ctx: &Ctx,
     path: &ScopedPath,
     content: &[u8],
+    dry_run: bool,
 ) -> ToolResult<CallToolResult> {
     fsutil::check_size(
         content.len() as u64,
@@ -50,7 +59,9 @@ pub fn write_whole_file(
         "write a smaller file, or raise --max-file-size",
     )?;
     let _edit = ctx.shared.edit_locks.lock(&path.real);
-    let existed = match fs::metadata(&path.real) {
+    // What the file held before (`None`: it did not exist), for the undo history and
+    // a dry run's diff.
+    let before = match fs::metadata(&path.real) {
         Ok(meta) if meta.is_dir() => {
             return Err(ToolError::invalid(format!(
                 "{} is a directory; give a file path",
@@ -64,21 +75,45 @@ pub fn write_whole_file(
                     path.shown.display()
                 )));
             }
-            if ctx.shared.require_view {
-                let current = fsutil::read_file(&path.real, &path.shown, meta.len())?;
+            // An existing file is read whole (for undo) only within the size limit;
+            // a larger one is overwritten without an undo step.
+            let current = if ctx.shared.require_view || meta.len() <= ctx.max_file_size() {
+                Some(fsutil::read_file(&path.real, &path.shown, meta.len())?)
+            } else {
+                None
+            };
+            if ctx.shared.require_view
+                && let Some(current) = &current
+            {
                 ctx.ws.check_viewed(
                     &path.real,
                     &path.shown,
                     crate::text::line_index::FileStamp::of(&meta),
-                    &current,
+                    current,
                     "overwrite",
                 )?;
             }
-            true
+            Some(current)
         }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
         Err(e) => return Err(ToolError::io(&path.shown, "write", &e)),
     };
+    let existed = before.is_some();
+    if dry_run {
+        let diff = match &before {
+            Some(Some(old)) => super::edit::diff_text(ctx, path, Some(old), content),
+            None => super::edit::diff_text(ctx, path, None, content),
+            // Not read: over --max-file-size (and view-before-edit is off).
+            Some(None) => "(no diff: the existing file is over --max-file-size, so it was not \
+                           read)\n"
+                .to_string(),
+        };
+        return Ok(text_result(format!(
+            "Dry run: nothing was written. {} {} would change as follows:\n{diff}",
+            if existed { "Overwriting" } else { "Creating" },
+            path.shown.display()
+        )));
+    }
     if let Some(parent) = path.real.parent() {
         fs::create_dir_all(parent)
             .map_err(|e| ToolError::io(&path.shown, "create the parent directories of", &e))?;
@@ -92,7 +127,11 @@ pub fn write_whole_file(
         )?;
     }
     fsutil::atomic_write(&path.real, &path.shown, content)?;
-    ctx.ws.record_view(&path.real, hash_bytes(content));
+    match before {
+        Some(Some(old)) => ctx.ws.record_write(&path.real, Some(old), content),
+        Some(None) => ctx.ws.record_view(&path.real, hash_bytes(content)),
+        None => ctx.ws.record_write(&path.real, None, content),
+    }
     let lines = content.iter().filter(|&&b| b == b'\n').count()
         + usize::from(!content.is_empty() && !content.ends_with(b"\n"));
     Ok(text_result(format!(

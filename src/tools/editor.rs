@@ -2,7 +2,7 @@
 //! combined editor schema. Each command runs the same code as the split tools, so the
 //! results are identical.
 
-use super::{Ctx, create, define, edit, insert, view, writes};
+use super::{Ctx, create, define, edit, insert, undo, view, writes};
 use crate::error::{ToolError, ToolResult};
 use rmcp::model::{CallToolResult, Tool};
 use schemars::JsonSchema;
@@ -10,7 +10,7 @@ use serde::Deserialize;
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct EditorArgs {
-    /// The command to run: view, str_replace, create or insert.
+    /// The command to run: view, str_replace, create, insert or undo_edit.
     #[schemars(schema_with = "command_schema")]
     pub command: String,
     /// The file or directory: absolute, or relative to the working directory.
@@ -42,11 +42,11 @@ fn command_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
     schemars::json_schema!({
         "type": "string",
         "enum": COMMANDS,
-        "description": "The command to run: view, str_replace, create or insert."
+        "description": "The command to run: view, str_replace, create, insert or undo_edit."
     })
 }
 
-const COMMANDS: [&str; 4] = ["view", "str_replace", "create", "insert"];
+const COMMANDS: [&str; 5] = ["view", "str_replace", "create", "insert", "undo_edit"];
 
 pub fn tool() -> Tool {
     define::<EditorArgs>(
@@ -56,7 +56,9 @@ pub fn tool() -> Tool {
          directory listing; view_range [start, end] for part of a file), `str_replace` (replace \
          old_str, which must match exactly and be unique unless replace_all, by new_str), \
          `create` (write file_text to path, overwriting), `insert` (insert new_str or \
-         insert_text after line insert_line). Files must be viewed before they are edited.",
+         insert_text after line insert_line), `undo_edit` (undo the last edit of path made in \
+         this session; refused if the file changed since). Files must be viewed before they \
+         are edited.",
         writes("View, create and edit files", false),
     )
 }
@@ -76,11 +78,13 @@ pub fn run(ctx: &Ctx, args: EditorArgs) -> ToolResult<CallToolResult> {
             ctx,
             edit::StrReplaceArgs {
                 path: args.path,
-                old_str: args
-                    .old_str
-                    .ok_or_else(|| missing("str_replace", "old_str"))?,
+                old_str: Some(
+                    args.old_str
+                        .ok_or_else(|| missing("str_replace", "old_str"))?,
+                ),
                 new_str: args.new_str,
                 replace_all: args.replace_all,
+                ..Default::default()
             },
         ),
         "create" => create::run(
@@ -90,6 +94,7 @@ pub fn run(ctx: &Ctx, args: EditorArgs) -> ToolResult<CallToolResult> {
                 content: args
                     .file_text
                     .ok_or_else(|| missing("create", "file_text"))?,
+                dry_run: None,
             },
         ),
         "insert" => {
@@ -102,6 +107,10 @@ pub fn run(ctx: &Ctx, args: EditorArgs) -> ToolResult<CallToolResult> {
                 .ok_or_else(|| missing("insert", "insert_text (or new_str)"))?;
             let path = ctx.resolve(&args.path)?;
             insert::run(ctx, &path, line, &text)
+        }
+        "undo_edit" => {
+            let path = ctx.resolve(&args.path)?;
+            undo::undo(ctx, &path)
         }
         other => Err(ToolError::invalid(format!(
             "unknown command {other:?} for str_replace_editor; valid commands are {}",

@@ -5,7 +5,7 @@ use super::{Ctx, text_result};
 use crate::error::{ToolError, ToolResult};
 use crate::fsutil;
 use crate::scope::ScopedPath;
-use crate::text::lines::{hash_bytes, numbered_excerpt};
+use crate::text::lines::numbered_excerpt;
 use crate::text::replace::to_crlf;
 use rmcp::model::CallToolResult;
 
@@ -30,7 +30,7 @@ pub fn run(
         })?;
     let (updated, first, count) = insert_after(&content, after, text.as_bytes());
     fsutil::atomic_write_over(&path.real, &path.shown, &updated, Some(&meta))?;
-    ctx.ws.record_view(&path.real, hash_bytes(&updated));
+    ctx.ws.record_write(&path.real, Some(content), &updated);
     let excerpt = numbered_excerpt(&updated, first.saturating_sub(4).max(1), first + count + 3);
     let place = if after == 0 {
         "at the top".to_string()

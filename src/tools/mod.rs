@@ -14,6 +14,7 @@ pub mod grep;
 pub mod insert;
 pub mod pipe;
 pub mod tasks;
+pub mod undo;
 pub mod view;
 
 use crate::config::{BashProfile, Config, ToolProfile, ViewBeforeEdit};
@@ -111,7 +112,13 @@ fn catalogue(config: &Config) -> Vec<Tool> {
     let mut tools = if config.anthropic_compat {
         vec![editor::tool()]
     } else {
-        vec![view::tool(), edit::tool(), create::tool()]
+        vec![
+            view::tool(),
+            edit::tool(),
+            edit::multi_tool(),
+            create::tool(),
+            undo::tool(),
+        ]
     };
     match config.bash_profile {
         BashProfile::Boris => {
@@ -303,6 +310,8 @@ fn dispatch_blocking(
     Some(match name {
         "view" => parse(name, args).and_then(|a| view::run(ctx, a, !compat)),
         "str_replace" => parse(name, args).and_then(|a| edit::run(ctx, a)),
+        "multi_edit" => parse(name, args).and_then(|a| edit::run_multi(ctx, a)),
+        "undo_edit" => parse(name, args).and_then(|a| undo::run(ctx, a)),
         "create_file" => parse(name, args).and_then(|a| create::run(ctx, a)),
         "str_replace_editor" => parse(name, args).and_then(|a| editor::run(ctx, a)),
         "grep" => parse(name, args).and_then(|a| grep::run(ctx, a, ct)),
@@ -312,6 +321,9 @@ fn dispatch_blocking(
         ),
         "Edit" => claude_code::in_claude_code_words(
             parse(name, args).and_then(|a| claude_code::edit(ctx, a)),
+        ),
+        "MultiEdit" => claude_code::in_claude_code_words(
+            parse(name, args).and_then(|a| claude_code::multi_edit(ctx, a)),
         ),
         "Write" => claude_code::in_claude_code_words(
             parse(name, args).and_then(|a| claude_code::write(ctx, a)),
@@ -545,7 +557,9 @@ mod tests {
         for tool in [
             view::tool(),
             edit::tool(),
+            edit::multi_tool(),
             create::tool(),
+            undo::tool(),
             editor::tool(),
             bash::tool(),
             tasks::output_tool(),

@@ -1,0 +1,127 @@
+//! `undo_edit` (and `str_replace_editor undo_edit`): puts back what a file held before
+//! Boris's last write of it in this session (issue 15 §3), step by step. It never
+//! destroys someone else's change: the file must still be exactly what Boris wrote.
+
+use super::{Ctx, define, text_result, writes};
+use crate::edit_history::{MAX_BYTES, MAX_STEPS_PER_FILE};
+use crate::error::{ErrorCode, ToolError, ToolResult};
+use crate::fsutil;
+use crate::scope::ScopedPath;
+use crate::text::lines::hash_bytes;
+use rmcp::model::{CallToolResult, Tool};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use std::fs;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct UndoEditArgs {
+    /// The file whose last edit to undo: absolute, or relative to the working directory.
+    pub path: String,
+}
+
+pub fn tool() -> Tool {
+    define::<UndoEditArgs>(
+        "undo_edit",
+        "Undo the last edit of a file",
+        "Undo the last edit Boris made to a file in this session (str_replace, multi_edit, \
+         create_file, insert): the file gets back the content it had before, or, if that \
+         edit created it, is removed. Repeat to go further back (up to 10 steps per file). \
+         Refused if the file changed on disk since Boris wrote it, so nobody else's change \
+         is lost.",
+        writes("Undo the last edit of a file", false),
+    )
+}
+
+pub fn run(ctx: &Ctx, args: UndoEditArgs) -> ToolResult<CallToolResult> {
+    let path = ctx.resolve(&args.path)?;
+    undo(ctx, &path)
+}
+
+pub fn undo(ctx: &Ctx, path: &ScopedPath) -> ToolResult<CallToolResult> {
+    let shown = path.shown.display();
+    let _edit = ctx.shared.edit_locks.lock(&path.real);
+    let (after_hash, before) = {
+        let history = ctx.ws.history();
+        match history.last(&path.real) {
+            Some(step) => (step.after_hash, step.before.clone()),
+            None => {
+                let dropped = history.dropped(&path.real);
+                let why = if dropped > 0 {
+                    format!(
+                        "; {dropped} older edit{} of it {} dropped from the history, which \
+                         keeps at most {MAX_STEPS_PER_FILE} steps per file and {} MiB per \
+                         session",
+                        plural(dropped),
+                        if dropped == 1 { "was" } else { "were" },
+                        MAX_BYTES / (1024 * 1024)
+                    )
+                } else {
+                    String::new()
+                };
+                return Err(ToolError::invalid(format!(
+                    "there is no edit of {shown} to undo in this session{why}"
+                )));
+            }
+        }
+    };
+    // The file must hold exactly what Boris last wrote there.
+    let changed = |what: &str| {
+        ToolError::new(
+            ErrorCode::FileChanged,
+            format!(
+                "{shown} {what} since Boris last wrote it, so undoing would lose that change; \
+                 nothing was undone. View the file and edit it instead."
+            ),
+        )
+    };
+    let meta = match fs::symlink_metadata(&path.real) {
+        Ok(_) => fsutil::regular_file_meta(&path.real, &path.shown)?,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(changed("was deleted"));
+        }
+        Err(e) => return Err(ToolError::io(&path.shown, "read", &e)),
+    };
+    let current = fsutil::read_file(&path.real, &path.shown, meta.len())?;
+    if hash_bytes(&current) != after_hash {
+        return Err(changed("changed on disk"));
+    }
+    let restored = match &before {
+        Some(old) => {
+            fsutil::atomic_write_over(&path.real, &path.shown, old, Some(&meta))?;
+            ctx.ws.record_view(&path.real, hash_bytes(old));
+            format!(
+                "restored {shown} to its content before that edit ({} bytes)",
+                old.len()
+            )
+        }
+        None => {
+            fs::remove_file(&path.real).map_err(|e| ToolError::io(&path.shown, "remove", &e))?;
+            ctx.ws.forget_view(&path.real);
+            format!("removed {shown}, which that edit had created")
+        }
+    };
+    let mut history = ctx.ws.history();
+    history.pop(&path.real);
+    let left = history.depth(&path.real);
+    let dropped = history.dropped(&path.real);
+    let mut text = format!("Undid the last edit: {restored}. ");
+    text.push_str(&match left {
+        0 => "No earlier edit of it can be undone".to_string(),
+        n => format!("{n} earlier edit{} of it can still be undone", plural(n)),
+    });
+    if dropped > 0 {
+        text.push_str(&format!(
+            "; {dropped} older edit{} {} dropped from the history (at most \
+             {MAX_STEPS_PER_FILE} steps per file and {} MiB per session are kept)",
+            plural(dropped),
+            if dropped == 1 { "was" } else { "were" },
+            MAX_BYTES / (1024 * 1024)
+        ));
+    }
+    text.push('.');
+    Ok(text_result(text))
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
