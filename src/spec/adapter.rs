@@ -46,15 +46,35 @@ pub const CAPABILITIES: &[(&str, &str)] = &[
         "replace_all",
         "path, old, new — replace every occurrence of old",
     ),
-    ("run", "command — run a shell command, return its output"),
+    (
+        "run",
+        "command, timeout? (ms: the command is killed after it) — run a shell command, return its output",
+    ),
     (
         "search",
-        "pattern, path?, include? — lines matching a regex, with their files",
+        "pattern, path?, include?, type?, ignore_case?, before?, after?, context?, line_numbers?, multiline?, head_limit?, offset? — lines matching a regex, with their files",
+    ),
+    (
+        "search_files",
+        "pattern, path?, include?, type?, ignore_case?, multiline?, head_limit?, offset? — the files with a line matching a regex",
+    ),
+    (
+        "search_count",
+        "pattern, path?, include?, type?, ignore_case?, multiline?, head_limit?, offset? — per file, how many lines match a regex",
     ),
     (
         "find_files",
         "pattern, path? — files whose name or relative path matches a glob",
     ),
+];
+
+/// Derived values (module docs) and the step values each stands for: a step value is
+/// mapped when the template names it or one of these.
+const DERIVED: &[(&str, &[&str])] = &[
+    ("path_abs", &["path"]),
+    ("dir_abs", &["path"]),
+    ("offset0", &["start"]),
+    ("count", &["start", "end"]),
 ];
 
 /// The profiles a step can hold expectations for.
@@ -231,6 +251,19 @@ impl Adapter {
                 None => format!("the adapter has no mapping for {capability}"),
             });
         };
+        // A value the adapter does not pass would silently change what the step tests
+        // (a case-insensitive search run case-sensitively): not supported instead.
+        let named = placeholders(&Value::Object(mapping.args.clone()));
+        let covered = |k: &str| {
+            named
+                .iter()
+                .any(|n| n == k || DERIVED.iter().any(|(d, from)| d == n && from.contains(&k)))
+        };
+        if let Some(k) = with.keys().find(|k| !covered(k)) {
+            return Err(format!(
+                "no {capability} with `{k}`: the adapter does not map it"
+            ));
+        }
         let values = derived_values(capability, with);
         let args = fill(&Value::Object(mapping.args.clone()), &values)
             .unwrap_or_else(|| Value::Object(Map::new()));
@@ -301,6 +334,29 @@ fn derived_values(capability: &str, with: &Map<String, Value>) -> Map<String, Va
         v.insert("count".into(), Value::from(end - start + 1));
     }
     v
+}
+
+/// The placeholder names a template uses, `{name}` anywhere in its strings.
+fn placeholders(template: &Value) -> Vec<String> {
+    match template {
+        Value::String(s) => {
+            let mut out = Vec::new();
+            let mut rest = s.as_str();
+            while let Some(i) = rest.find('{') {
+                rest = &rest[i + 1..];
+                if let Some(j) = rest.find('}') {
+                    let name = &rest[..j];
+                    if !name.contains('{') {
+                        out.push(name.to_string());
+                    }
+                }
+            }
+            out
+        }
+        Value::Object(m) => m.values().flat_map(placeholders).collect(),
+        Value::Array(a) => a.iter().flat_map(placeholders).collect(),
+        _ => Vec::new(),
+    }
 }
 
 /// Fills a template; `None` when it is exactly a placeholder with no value (its key is
@@ -414,6 +470,15 @@ steps:
         let adapted = other.adapt(&case).unwrap();
         let e = adapted.steps[0].expect.as_ref().unwrap();
         assert!(e.contains.is_empty());
+        // A value it does not map: not supported rather than silently dropped.
+        let no_new = Adapter::parse(
+            "name: n\ncapabilities:\n  replace: {tool: edit, args: {file: \"{path_abs}\", old: \"{old}\"}}\n",
+        )
+        .unwrap();
+        assert_eq!(
+            no_new.adapt(&case).unwrap_err(),
+            "no replace with `new`: the adapter does not map it"
+        );
         // A capability it lacks: not supported, with the adapter's reason.
         let lacking = Adapter::parse("name: l\nunsupported: {replace: no edit tool}\n").unwrap();
         assert_eq!(
