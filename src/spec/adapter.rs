@@ -51,6 +51,18 @@ pub const CAPABILITIES: &[(&str, &str)] = &[
         "command, timeout? (ms: the command is killed after it) — run a shell command, return its output",
     ),
     (
+        "run_background",
+        "command, timeout? — start a shell command in the background; the session's n-th one is task n",
+    ),
+    (
+        "task_output",
+        "task (n: the session's n-th background command), block?, timeout? (ms) — its status and output",
+    ),
+    (
+        "task_stop",
+        "task (n) — kill a background command, return its output",
+    ),
+    (
         "search",
         "pattern, path?, include?, type?, ignore_case?, before?, after?, context?, line_numbers?, multiline?, head_limit?, offset? — lines matching a regex, with their files",
     ),
@@ -318,8 +330,11 @@ fn derived_values(capability: &str, with: &Map<String, Value>) -> Map<String, Va
         v.insert("path_abs".into(), Value::String(abs.clone()));
         v.insert("dir_abs".into(), Value::String(abs));
     } else {
-        // An empty path stays empty: the server must refuse it, not read the workdir.
-        if with.get("path").is_some() {
+        // An empty path stays empty: the server must refuse it, not read the workdir;
+        // a path of the wrong type is passed as it is, for the server to refuse.
+        if let Some(p) = with.get("path").filter(|p| !p.is_string()) {
+            v.insert("path_abs".into(), p.clone());
+        } else if with.get("path").is_some() {
             v.insert("path_abs".into(), Value::String(String::new()));
         }
         v.insert("dir_abs".into(), Value::String("{workdir}".into()));
