@@ -118,6 +118,10 @@ pub struct Adapter {
     /// `{workdir}` expanded), before the case's own.
     #[serde(default)]
     pub args: Vec<String>,
+    /// Arguments added when a case names its `root` (the one directory the server may
+    /// touch), after `args`; `{root}` is that directory.
+    #[serde(default)]
+    pub root_args: Vec<String>,
     /// Extra environment for the server.
     #[serde(default)]
     pub env: BTreeMap<String, String>,
@@ -228,13 +232,40 @@ impl Adapter {
                 ));
             }
         }
+        if let Some(r) = &case.root
+            && self.root_args.is_empty()
+            && !self.args.iter().any(|a| a.contains("{root}"))
+        {
+            return Err(format!(
+                "the case confines the server to one directory (root: {r}); the adapter has no way to give it one"
+            ));
+        }
         let mut out = case.clone();
+        // `{root}`: the case's root under the workdir (or absolute), else the workdir.
+        let root = match case.root.as_deref() {
+            None => "{workdir}".to_string(),
+            Some(r) if r.starts_with('/') || r.starts_with('{') => r.to_string(),
+            Some(r) => format!("{{workdir}}/{r}"),
+        };
+        let root_args = if case.root.is_some() {
+            &self.root_args[..]
+        } else {
+            &[]
+        };
+        let boris_args = if self.profiles.iter().any(|p| p == "boris") {
+            &case.boris_args[..]
+        } else {
+            &[]
+        };
         out.args = self
             .args
             .iter()
-            .cloned()
+            .chain(root_args)
+            .map(|a| a.replace("{root}", &root))
+            .chain(boris_args.iter().cloned())
             .chain(case.args.iter().cloned())
             .collect();
+        out.boris_args.clear();
         for (k, v) in &self.env {
             out.env.entry(k.clone()).or_insert_with(|| v.clone());
         }
@@ -500,6 +531,28 @@ steps:
             lacking.adapt(&case).unwrap_err(),
             "no replace: no edit tool"
         );
+    }
+
+    #[test]
+    fn a_root_reaches_each_server_its_own_way_and_boris_args_only_boris() {
+        let case = super::super::parse_case(
+            "source: t\nroot: inside\nboris_args: [--x]\nsteps:\n  - do: read_file\n    with: {path: a}\n",
+        )
+        .unwrap();
+        assert_eq!(
+            Adapter::boris().adapt(&case).unwrap().args,
+            vec!["--allow-dir={workdir}/inside", "--x"]
+        );
+        let fs = Adapter::find("server-filesystem").unwrap();
+        assert_eq!(fs.adapt(&case).unwrap().args, vec!["{workdir}/inside"]);
+        let plain =
+            super::super::parse_case("source: t\nsteps:\n  - do: read_file\n    with: {path: a}\n")
+                .unwrap();
+        assert_eq!(fs.adapt(&plain).unwrap().args, vec!["{workdir}"]);
+        assert!(Adapter::boris().adapt(&plain).unwrap().args.is_empty());
+        // A server that cannot be confined does not run it.
+        let lc = Adapter::find("litecode").unwrap();
+        assert!(lc.adapt(&case).unwrap_err().contains("root: inside"));
     }
 
     #[test]
