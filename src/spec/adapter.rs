@@ -46,15 +46,47 @@ pub const CAPABILITIES: &[(&str, &str)] = &[
         "replace_all",
         "path, old, new — replace every occurrence of old",
     ),
-    ("run", "command — run a shell command, return its output"),
+    (
+        "run",
+        "command, timeout? (ms: the command is killed after it) — run a shell command, return its output",
+    ),
+    (
+        "run_background",
+        "command, timeout? — start a shell command in the background; the session's n-th one is task n",
+    ),
+    (
+        "task_output",
+        "task (n: the session's n-th background command), block?, timeout? (ms) — its status and output",
+    ),
+    (
+        "task_stop",
+        "task (n) — kill a background command, return its output",
+    ),
     (
         "search",
-        "pattern, path?, include? — lines matching a regex, with their files",
+        "pattern, path?, include?, type?, ignore_case?, before?, after?, context?, line_numbers?, multiline?, head_limit?, offset? — lines matching a regex, with their files",
+    ),
+    (
+        "search_files",
+        "pattern, path?, include?, type?, ignore_case?, multiline?, head_limit?, offset? — the files with a line matching a regex",
+    ),
+    (
+        "search_count",
+        "pattern, path?, include?, type?, ignore_case?, multiline?, head_limit?, offset? — per file, how many lines match a regex",
     ),
     (
         "find_files",
         "pattern, path? — files whose name or relative path matches a glob",
     ),
+];
+
+/// Derived values (module docs) and the step values each stands for: a step value is
+/// mapped when the template names it or one of these.
+const DERIVED: &[(&str, &[&str])] = &[
+    ("path_abs", &["path"]),
+    ("dir_abs", &["path"]),
+    ("offset0", &["start"]),
+    ("count", &["start", "end"]),
 ];
 
 /// The profiles a step can hold expectations for.
@@ -86,6 +118,10 @@ pub struct Adapter {
     /// `{workdir}` expanded), before the case's own.
     #[serde(default)]
     pub args: Vec<String>,
+    /// Arguments added when a case names its `root` (the one directory the server may
+    /// touch), after `args`; `{root}` is that directory.
+    #[serde(default)]
+    pub root_args: Vec<String>,
     /// Extra environment for the server.
     #[serde(default)]
     pub env: BTreeMap<String, String>,
@@ -211,13 +247,40 @@ impl Adapter {
                 ));
             }
         }
+        if let Some(r) = &case.root
+            && self.root_args.is_empty()
+            && !self.args.iter().any(|a| a.contains("{root}"))
+        {
+            return Err(format!(
+                "the case confines the server to one directory (root: {r}); the adapter has no way to give it one"
+            ));
+        }
         let mut out = case.clone();
+        // `{root}`: the case's root under the workdir (or absolute), else the workdir.
+        let root = match case.root.as_deref() {
+            None => "{workdir}".to_string(),
+            Some(r) if r.starts_with('/') || r.starts_with('{') => r.to_string(),
+            Some(r) => format!("{{workdir}}/{r}"),
+        };
+        let root_args = if case.root.is_some() {
+            &self.root_args[..]
+        } else {
+            &[]
+        };
+        let boris_args = if self.profiles.iter().any(|p| p == "boris") {
+            &case.boris_args[..]
+        } else {
+            &[]
+        };
         out.args = self
             .args
             .iter()
-            .cloned()
+            .chain(root_args)
+            .map(|a| a.replace("{root}", &root))
+            .chain(boris_args.iter().cloned())
             .chain(case.args.iter().cloned())
             .collect();
+        out.boris_args.clear();
         for (k, v) in &self.env {
             out.env.entry(k.clone()).or_insert_with(|| v.clone());
         }
@@ -246,6 +309,19 @@ impl Adapter {
                 None => format!("the adapter has no mapping for {capability}"),
             });
         };
+        // A value the adapter does not pass would silently change what the step tests
+        // (a case-insensitive search run case-sensitively): not supported instead.
+        let named = placeholders(&Value::Object(mapping.args.clone()));
+        let covered = |k: &str| {
+            named
+                .iter()
+                .any(|n| n == k || DERIVED.iter().any(|(d, from)| d == n && from.contains(&k)))
+        };
+        if let Some(k) = with.keys().find(|k| !covered(k)) {
+            return Err(format!(
+                "no {capability} with `{k}`: the adapter does not map it"
+            ));
+        }
         let values = derived_values(capability, with);
         let args = fill(&Value::Object(mapping.args.clone()), &values)
             .unwrap_or_else(|| Value::Object(Map::new()));
@@ -300,8 +376,11 @@ fn derived_values(capability: &str, with: &Map<String, Value>) -> Map<String, Va
         v.insert("path_abs".into(), Value::String(abs.clone()));
         v.insert("dir_abs".into(), Value::String(abs));
     } else {
-        // An empty path stays empty: the server must refuse it, not read the workdir.
-        if with.get("path").is_some() {
+        // An empty path stays empty: the server must refuse it, not read the workdir;
+        // a path of the wrong type is passed as it is, for the server to refuse.
+        if let Some(p) = with.get("path").filter(|p| !p.is_string()) {
+            v.insert("path_abs".into(), p.clone());
+        } else if with.get("path").is_some() {
             v.insert("path_abs".into(), Value::String(String::new()));
         }
         v.insert("dir_abs".into(), Value::String("{workdir}".into()));
@@ -316,6 +395,29 @@ fn derived_values(capability: &str, with: &Map<String, Value>) -> Map<String, Va
         v.insert("count".into(), Value::from(end - start + 1));
     }
     v
+}
+
+/// The placeholder names a template uses, `{name}` anywhere in its strings.
+fn placeholders(template: &Value) -> Vec<String> {
+    match template {
+        Value::String(s) => {
+            let mut out = Vec::new();
+            let mut rest = s.as_str();
+            while let Some(i) = rest.find('{') {
+                rest = &rest[i + 1..];
+                if let Some(j) = rest.find('}') {
+                    let name = &rest[..j];
+                    if !name.contains('{') {
+                        out.push(name.to_string());
+                    }
+                }
+            }
+            out
+        }
+        Value::Object(m) => m.values().flat_map(placeholders).collect(),
+        Value::Array(a) => a.iter().flat_map(placeholders).collect(),
+        _ => Vec::new(),
+    }
 }
 
 /// Fills a template; `None` when it is exactly a placeholder with no value (its key is
@@ -429,12 +531,43 @@ steps:
         let adapted = other.adapt(&case).unwrap();
         let e = adapted.steps[0].expect.as_ref().unwrap();
         assert!(e.contains.is_empty());
+        // A value it does not map: not supported rather than silently dropped.
+        let no_new = Adapter::parse(
+            "name: n\ncapabilities:\n  replace: {tool: edit, args: {file: \"{path_abs}\", old: \"{old}\"}}\n",
+        )
+        .unwrap();
+        assert_eq!(
+            no_new.adapt(&case).unwrap_err(),
+            "no replace with `new`: the adapter does not map it"
+        );
         // A capability it lacks: not supported, with the adapter's reason.
         let lacking = Adapter::parse("name: l\nunsupported: {replace: no edit tool}\n").unwrap();
         assert_eq!(
             lacking.adapt(&case).unwrap_err(),
             "no replace: no edit tool"
         );
+    }
+
+    #[test]
+    fn a_root_reaches_each_server_its_own_way_and_boris_args_only_boris() {
+        let case = super::super::parse_case(
+            "source: t\nroot: inside\nboris_args: [--x]\nsteps:\n  - do: read_file\n    with: {path: a}\n",
+        )
+        .unwrap();
+        assert_eq!(
+            Adapter::boris().adapt(&case).unwrap().args,
+            vec!["--allow-dir={workdir}/inside", "--x"]
+        );
+        let fs = Adapter::find("server-filesystem").unwrap();
+        assert_eq!(fs.adapt(&case).unwrap().args, vec!["{workdir}/inside"]);
+        let plain =
+            super::super::parse_case("source: t\nsteps:\n  - do: read_file\n    with: {path: a}\n")
+                .unwrap();
+        assert_eq!(fs.adapt(&plain).unwrap().args, vec!["{workdir}"]);
+        assert!(Adapter::boris().adapt(&plain).unwrap().args.is_empty());
+        // A server that cannot be confined does not run it.
+        let lc = Adapter::find("litecode").unwrap();
+        assert!(lc.adapt(&case).unwrap_err().contains("root: inside"));
     }
 
     #[test]

@@ -14,7 +14,8 @@ TITLES = {
     "boris-pipe": "boris `--bash-profile pipe`",
 }
 CAPS = ["read_file", "read_range", "list_dir", "write_file", "replace", "replace_all",
-        "run", "search", "find_files"]
+        "run", "run_background", "task_output", "task_stop", "search", "search_files",
+        "search_count", "find_files"]
 OTHER = "(other: protocol and Boris's own tools)"
 
 def cell(c):

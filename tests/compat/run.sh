@@ -66,7 +66,9 @@ for name in "${ORDER[@]}"; do
   echo "=== $name" >&2
   # Each case runs in its own temp dir; run from an empty one so nothing leaks in.
   work=$(mktemp -d)
+  # stdio, 2025-11-25: the matrix compares servers; cargo test runs Boris on every route.
   (cd "$work" && HOME="$work" "$SPEC" run --server "${SERVER[$name]}" --adapter "$name" \
+      --transport stdio --era 2025-11-25 \
       --baseline "$base" --json "$OUT/$name.json" --report "$OUT/$name.md" -j 2) \
       > "$OUT/$name.log" 2>&1
   rc=$?

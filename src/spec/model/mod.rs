@@ -51,6 +51,15 @@ pub struct Case {
     /// Extra server arguments (placeholders expanded), appended shell-quoted.
     #[serde(default)]
     pub args: Vec<String>,
+    /// The one directory the server may touch (issue 13): relative to the workdir, or
+    /// absolute. An adapter passes it by its `root_args` (Boris: `--allow-dir=…`) or by
+    /// `{root}` in its `args`; without it, `{root}` is the workdir.
+    #[serde(default)]
+    pub root: Option<String>,
+    /// Server flags for Boris only (adapters that claim the `boris` profile), e.g.
+    /// `--require-view-before-edit=false`: unlike `args`, they leave the case portable.
+    #[serde(default)]
+    pub boris_args: Vec<String>,
     /// Extra environment for the server (placeholders expanded).
     #[serde(default)]
     pub env: BTreeMap<String, String>,
@@ -255,6 +264,8 @@ impl Case {
     pub fn expanded(&self, p: &Placeholders) -> Case {
         let mut c = self.clone();
         c.args = c.args.iter().map(|a| p.expand(a)).collect();
+        c.boris_args = c.boris_args.iter().map(|a| p.expand(a)).collect();
+        c.root = c.root.as_ref().map(|r| p.expand(r));
         c.env = c
             .env
             .iter()
