@@ -355,6 +355,14 @@ fn check(suite: &SuiteArgs) -> ExitCode {
     }
 }
 
+/// `--adapter`: a built-in name or a file; a usage error (exit 2) otherwise.
+fn find_adapter(name: &str) -> Result<boris::spec::adapter::Adapter, ExitCode> {
+    boris::spec::adapter::Adapter::find(name).map_err(|e| {
+        eprintln!("boris-spec: --adapter: {e}");
+        ExitCode::from(2)
+    })
+}
+
 fn record(args: RecordArgs) -> ExitCode {
     let cwd = match std::env::current_dir() {
         Ok(c) => c,
@@ -363,12 +371,9 @@ fn record(args: RecordArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let adapter = match boris::spec::adapter::Adapter::find(&args.adapter) {
+    let adapter = match find_adapter(&args.adapter) {
         Ok(a) => a,
-        Err(e) => {
-            eprintln!("boris-spec: --adapter: {e}");
-            return ExitCode::from(2);
-        }
+        Err(code) => return code,
     };
     let script = match std::fs::read_to_string(&args.script) {
         Ok(s) => s,
@@ -474,12 +479,9 @@ fn run(args: RunArgs) -> ExitCode {
             }
         },
     };
-    let adapter = match boris::spec::adapter::Adapter::find(&args.adapter) {
+    let adapter = match find_adapter(&args.adapter) {
         Ok(a) => a,
-        Err(e) => {
-            eprintln!("boris-spec: --adapter: {e}");
-            return ExitCode::from(2);
-        }
+        Err(code) => return code,
     };
     if let Err(e) = regex::Regex::new(&args.http_addr_regex) {
         eprintln!("boris-spec: --http-addr-regex: {e}");

@@ -134,6 +134,20 @@ pub async fn run(ctx: &Ctx, args: BashArgs, call: &Call) -> ToolResult<CallToolR
     ))
 }
 
+/// Sends each stream's output (so far and from now on) to its spill file; the
+/// `stdout: PATH`, `stderr: PATH` entries an answer names.
+fn output_to_files(running: &Running) -> Vec<String> {
+    let mut files = Vec::new();
+    for (name, capture) in [("stdout", &running.stdout), ("stderr", &running.stderr)] {
+        let mut c = exec::lock(capture);
+        c.force_spill();
+        if let Some(p) = c.spill_path() {
+            files.push(format!("{name}: {}", p.display()));
+        }
+    }
+    files
+}
+
 /// Turns a foreground command that is still running at `--hand-off-after` into a
 /// background task (issue 12 §2): the call answers with the output so far and no
 /// `exit_code`, the task keeps the rest of the call's timeout, and the whole output goes
@@ -149,14 +163,7 @@ fn hand_off_to_task(
     let elapsed = running.started.elapsed();
     // Rendered before the files start: what the answer shows is what ran so far.
     let so_far = render_streams(&running);
-    let mut files = Vec::new();
-    for (name, capture) in [("stdout", &running.stdout), ("stderr", &running.stderr)] {
-        let mut c = exec::lock(capture);
-        c.force_spill();
-        if let Some(p) = c.spill_path() {
-            files.push(format!("{name}: {}", p.display()));
-        }
-    }
+    let files = output_to_files(&running);
     let id = ctx.ws.tasks.next_id();
     tracing::info!(task = %id, pid = running.pid, "foreground command handed off to the background");
     let left = timeout.saturating_sub(elapsed);
@@ -453,16 +460,11 @@ fn start_background(
     let config = &ctx.shared.config;
     // Claude Code's clients read a task's output from its file: name the files (the
     // output goes to them from the start).
-    let mut files = Vec::new();
-    if config.tool_profile == crate::config::ToolProfile::ClaudeCode {
-        for (name, capture) in [("stdout", &running.stdout), ("stderr", &running.stderr)] {
-            let mut c = exec::lock(capture);
-            c.force_spill();
-            if let Some(p) = c.spill_path() {
-                files.push(format!("{name}: {}", p.display()));
-            }
-        }
-    }
+    let files = if config.tool_profile == crate::config::ToolProfile::ClaudeCode {
+        output_to_files(&running)
+    } else {
+        Vec::new()
+    };
     let id = ctx.ws.tasks.next_id();
     tracing::info!(task = %id, pid = running.pid, "background task started");
     ctx.ws.tasks.adopt(

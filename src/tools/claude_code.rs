@@ -328,16 +328,7 @@ pub const PDF_WHOLE_MAX_PAGES: usize = 10;
 
 /// A PDF's text, by page.
 fn read_pdf(ctx: &Ctx, file_path: &str, pages: Option<&str>) -> ToolResult<CallToolResult> {
-    let path = ctx.resolve_read(file_path)?;
-    let meta = fsutil::regular_file_meta(&path.real, &path.shown)?;
-    fsutil::check_size(
-        meta.len(),
-        ctx.max_file_size(),
-        &path.shown,
-        "Read",
-        "raise --max-file-size to read it",
-    )?;
-    let bytes = fsutil::read_file(&path.real, &path.shown, meta.len())?;
+    let (path, bytes) = read_whole(ctx, file_path, "raise --max-file-size to read it")?;
     if !bytes.starts_with(b"%PDF-") {
         if pages.is_some() {
             return Err(ToolError::invalid(format!(
@@ -383,17 +374,26 @@ fn read_pdf(ctx: &Ctx, file_path: &str, pages: Option<&str>) -> ToolResult<CallT
     Ok(text_result(out))
 }
 
-fn read_notebook(ctx: &Ctx, file_path: &str) -> ToolResult<CallToolResult> {
+/// A whole file for `Read` (a PDF, a notebook): resolved for reading, a regular file,
+/// within --max-file-size (`hint` says what to do instead).
+fn read_whole(
+    ctx: &Ctx,
+    file_path: &str,
+    hint: &str,
+) -> ToolResult<(crate::scope::ScopedPath, Vec<u8>)> {
     let path = ctx.resolve_read(file_path)?;
     let meta = fsutil::regular_file_meta(&path.real, &path.shown)?;
-    fsutil::check_size(
-        meta.len(),
-        ctx.max_file_size(),
-        &path.shown,
-        "Read",
+    fsutil::check_size(meta.len(), ctx.max_file_size(), &path.shown, "Read", hint)?;
+    let bytes = fsutil::read_file(&path.real, &path.shown, meta.len())?;
+    Ok((path, bytes))
+}
+
+fn read_notebook(ctx: &Ctx, file_path: &str) -> ToolResult<CallToolResult> {
+    let (path, bytes) = read_whole(
+        ctx,
+        file_path,
         "read it with offset and limit, or raise --max-file-size",
     )?;
-    let bytes = fsutil::read_file(&path.real, &path.shown, meta.len())?;
     let notebook = Notebook::parse(&bytes).map_err(|e| notebook_error(&path.shown, e))?;
     ctx.ws.record_view(&path.real, hash_bytes(&bytes));
     Ok(text_result(notebook.render()))

@@ -685,33 +685,17 @@ impl TryFrom<RawStep> for Step {
             check_headers(&i.headers)?;
             Action::HttpInitialize(i)
         } else if let Some(c) = r.http_call {
-            if c.stateless && c.session.is_some() {
-                return Err("`stateless: true` sends no session: remove `session`".into());
-            }
-            if let Some(s) = &c.session {
-                check_session_name(s)?;
-            }
+            check_rpc_keys(c.stateless, c.session.as_deref(), c.id.as_ref(), &c.headers)?;
             if let Some(m) = &c.meta
                 && !m.is_object()
             {
                 return Err(format!("`meta` must be a map, got {m}"));
             }
-            if let Some(id) = &c.id
-                && !(id.is_string() || id.is_i64() || id.is_u64())
-            {
-                return Err(format!("`id` must be a string or an integer, got {id}"));
-            }
-            check_headers(&c.headers)?;
             let mut c = c;
             c.wait = wait;
             Action::HttpCall(c)
         } else if let Some(q) = r.http_request {
-            if q.stateless && q.session.is_some() {
-                return Err("`stateless: true` sends no session: remove `session`".into());
-            }
-            if let Some(s) = &q.session {
-                check_session_name(s)?;
-            }
+            check_rpc_keys(q.stateless, q.session.as_deref(), q.id.as_ref(), &q.headers)?;
             if q.method.trim().is_empty() {
                 return Err("`http_request` needs a `method`".into());
             }
@@ -720,12 +704,6 @@ impl TryFrom<RawStep> for Step {
             {
                 return Err(format!("`params` must be a map, got {p}"));
             }
-            if let Some(id) = &q.id
-                && !(id.is_string() || id.is_i64() || id.is_u64())
-            {
-                return Err(format!("`id` must be a string or an integer, got {id}"));
-            }
-            check_headers(&q.headers)?;
             Action::HttpRequest(q)
         } else if let Some(sig) = r.signal {
             let name = sig.trim().to_ascii_uppercase();
@@ -758,6 +736,27 @@ impl TryFrom<RawStep> for Step {
             until_ms: r.until_ms,
         })
     }
+}
+
+/// The keys `http_call` and `http_request` share: a session or `stateless`, an id, headers.
+fn check_rpc_keys(
+    stateless: bool,
+    session: Option<&str>,
+    id: Option<&Value>,
+    headers: &BTreeMap<String, Option<String>>,
+) -> Result<(), String> {
+    if stateless && session.is_some() {
+        return Err("`stateless: true` sends no session: remove `session`".into());
+    }
+    if let Some(s) = session {
+        check_session_name(s)?;
+    }
+    if let Some(id) = id
+        && !(id.is_string() || id.is_i64() || id.is_u64())
+    {
+        return Err(format!("`id` must be a string or an integer, got {id}"));
+    }
+    check_headers(headers)
 }
 
 /// Header names must be HTTP tokens; values must not contain line breaks.
