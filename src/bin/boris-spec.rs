@@ -253,13 +253,19 @@ fn main() -> ExitCode {
             strict,
         } => lint(&server, timeout_ms, strict),
         Cmd::Capabilities => {
-            for (cap, values) in boris::spec::adapter::CAPABILITIES {
-                println!("{cap:12} {values}");
+            use std::io::Write as _;
+            let caps = boris::spec::adapter::CAPABILITIES;
+            let width = caps.iter().map(|(c, _)| c.len()).max().unwrap_or(0);
+            let mut text = String::new();
+            for (cap, values) in caps {
+                text.push_str(&format!("{cap:width$}  {values}\n"));
             }
-            println!(
-                "\nbuilt-in adapters: {}",
+            text.push_str(&format!(
+                "\nbuilt-in adapters: {}\n",
                 boris::spec::adapter::builtin_names().join(", ")
-            );
+            ));
+            // A reader that stops early (`| head`) is not an error.
+            let _ = std::io::stdout().lock().write_all(text.as_bytes());
             ExitCode::SUCCESS
         }
     }
