@@ -79,23 +79,28 @@ pub async fn call(
                 TaskExit::Cancelled => McpError::internal_error("the call was cancelled", None),
             })
     };
-    tokio::select! {
-        joined = &mut work => return plain(joined),
-        _ = request_ct.cancelled() => {
-            work_ct.cancel();
-            return plain(work.await);
-        }
-        _ = tokio::time::sleep(grace) => {}
-    }
-    if manager.running_task_count() >= MAX_RUNNING {
-        // No room: the call goes on as a plain one, still bound by its own timeout.
+    // Wait `grace`, then (when the session has no room for a task) on to the end: the
+    // call then goes on as a plain one, still bound by its own timeout.
+    let mut limit = Some(grace);
+    loop {
+        let give_up = async {
+            match limit {
+                Some(d) => tokio::time::sleep(d).await,
+                None => std::future::pending().await,
+            }
+        };
         tokio::select! {
             joined = &mut work => return plain(joined),
             _ = request_ct.cancelled() => {
                 work_ct.cancel();
                 return plain(work.await);
             }
+            _ = give_up => {}
         }
+        if manager.running_task_count() < MAX_RUNNING {
+            break;
+        }
+        limit = None;
     }
     let options = TaskOptions::new()
         .with_ttl_ms(TTL.as_millis() as u64)

@@ -36,10 +36,10 @@ pub const NOT_STATELESS: &[&str] = &[
 /// server's environment, which over HTTP would demand a bearer token).
 pub const STDIO_ONLY_TAG: &str = "stdio-only";
 
-/// The 2026-07-28 revision's protocol version.
-pub const STATELESS_ERA: &str = "2026-07-28";
-/// The revision with `initialize`.
-pub const SESSION_ERA: &str = "2025-11-25";
+/// The 2026-07-28 revision's protocol version (the one stateless HTTP steps send).
+pub const STATELESS_ERA: &str = super::session::STATELESS_VERSION;
+/// The revision with `initialize` (the one the handshakes send).
+pub const SESSION_ERA: &str = super::session::HTTP_INIT_VERSION;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Route {
@@ -260,7 +260,7 @@ fn portable_across_transports(case: &Case) -> Result<(), String> {
 
 /// `_meta` of a stateless request: the revision and (empty) client capabilities, under
 /// whatever the step gives.
-fn stateless_meta(meta: Option<&Value>) -> Map<String, Value> {
+pub(crate) fn stateless_meta(meta: Option<&Value>) -> Map<String, Value> {
     let mut m = Map::new();
     m.insert(
         "io.modelcontextprotocol/protocolVersion".into(),

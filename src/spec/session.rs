@@ -201,21 +201,25 @@ impl Session {
         }
         let mut out = step.clone();
         out.expand(&p);
-        let shown = format!("{:?} {:?}", out.action, out.expect);
-        if self.http() {
-            let re = regex::Regex::new(r"\{session(?::([A-Za-z0-9_-]+))?\}")
-                .map_err(|e| Fatal(e.to_string()))?;
-            if let Some(c) = re.captures(&format!("{:?}", out.action)) {
-                return Err(Fatal(format!(
-                    "{} is used but no session was saved under that name ({})",
-                    c.get(0).map(|m| m.as_str()).unwrap_or_default(),
-                    self.saved_names()
-                )));
-            }
+        // Compiled once: every step of every case comes through here.
+        static SESSION: std::sync::OnceLock<Option<regex::Regex>> = std::sync::OnceLock::new();
+        static SAVED: std::sync::OnceLock<Option<regex::Regex>> = std::sync::OnceLock::new();
+        let action = format!("{:?}", out.action);
+        if self.http()
+            && let Some(re) =
+                SESSION.get_or_init(|| regex::Regex::new(r"\{session(?::([A-Za-z0-9_-]+))?\}").ok())
+            && let Some(c) = re.captures(&action)
+        {
+            return Err(Fatal(format!(
+                "{} is used but no session was saved under that name ({})",
+                c.get(0).map(|m| m.as_str()).unwrap_or_default(),
+                self.saved_names()
+            )));
         }
-        let re =
-            regex::Regex::new(r"\{saved:[A-Za-z0-9_-]+\}").map_err(|e| Fatal(e.to_string()))?;
-        if let Some(m) = re.find(&shown) {
+        let shown = format!("{action} {:?}", out.expect);
+        if let Some(re) = SAVED.get_or_init(|| regex::Regex::new(r"\{saved:[A-Za-z0-9_-]+\}").ok())
+            && let Some(m) = re.find(&shown)
+        {
             return Err(Fatal(format!(
                 "{} is used but nothing was saved under that name (saved: {})",
                 m.as_str(),

@@ -423,23 +423,16 @@ impl Session {
             wait,
             tool_call,
         } = rpc;
-        let mut meta_map = match meta {
-            Some(Value::Object(m)) => m.clone(),
-            _ => Map::new(),
+        let meta_map = if stateless {
+            super::routes::stateless_meta(meta)
+        } else {
+            match meta {
+                Some(Value::Object(m)) => m.clone(),
+                _ => Map::new(),
+            }
         };
         let mut mcp: Vec<(&str, String)> = Vec::new();
         if stateless {
-            let mut m = Map::new();
-            m.insert(
-                "io.modelcontextprotocol/protocolVersion".into(),
-                json!(STATELESS_VERSION),
-            );
-            m.insert(
-                "io.modelcontextprotocol/clientCapabilities".into(),
-                json!({}),
-            );
-            m.extend(meta_map);
-            meta_map = m;
             mcp.push(("MCP-Protocol-Version", STATELESS_VERSION.into()));
             mcp.push(("Mcp-Method", method.to_string()));
             // The header the transport routes on: the tool, resource or task named.

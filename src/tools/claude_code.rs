@@ -284,9 +284,23 @@ pub fn rephrase(message: &str) -> String {
             .filter_map(|(re, to)| regex::Regex::new(re).ok().map(|r| (r, *to)))
             .collect()
     });
-    let mut out = message.to_string();
+    // Paths keep their words (`/src/view/a.rs`): set them aside while rewording.
+    static PATH: std::sync::OnceLock<Option<regex::Regex>> = std::sync::OnceLock::new();
+    let mut paths = Vec::new();
+    let mut out = match PATH.get_or_init(|| regex::Regex::new(r"\S*/\S*").ok()) {
+        Some(path) => path
+            .replace_all(message, |c: &regex::Captures| {
+                paths.push(c[0].to_string());
+                format!("\u{0}{}\u{0}", paths.len() - 1)
+            })
+            .into_owned(),
+        None => message.to_string(),
+    };
     for (re, to) in table {
         out = re.replace_all(&out, *to).into_owned();
+    }
+    for (i, p) in paths.iter().enumerate() {
+        out = out.replacen(&format!("\u{0}{i}\u{0}"), p, 1);
     }
     out
 }
@@ -533,5 +547,10 @@ mod tests {
             "use Write or Edit"
         );
         assert_eq!(rephrase("a review of viewers"), "a review of viewers");
+        // Paths are never reworded.
+        assert_eq!(
+            rephrase("/p/view/old_str.txt does not exist; view the file"),
+            "/p/view/old_str.txt does not exist; Read the file"
+        );
     }
 }
