@@ -42,7 +42,8 @@ declare -A SERVER=(
   [boris-pipe]="$(q "$BORIS") --transport stdio"
   [server-filesystem]="node $(q "$FS_DIR/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js")"
   [desktop-commander]="node $(q "$DC_DIR/node_modules/@wonderwhy-er/desktop-commander/dist/index.js")"
-  [litecode]="$(q "$LC_DIR/bin/litecode")"
+  # litecode runs commands with $SHELL (zsh if unset, as on CI): pin bash, as for the rest.
+  [litecode]="env SHELL=/bin/bash $(q "$LC_DIR/bin/litecode")"
 )
 ORDER=(boris boris-anthropic-compat boris-pipe server-filesystem desktop-commander litecode)
 [ -n "${COMPAT_ONLY:-}" ] && read -r -a ORDER <<< "$COMPAT_ONLY"
