@@ -179,10 +179,11 @@ struct RunArgs {
     /// Cases run in parallel (each starts its own server).
     #[arg(long, short = 'j', value_name = "N", default_value_t = 1)]
     jobs: usize,
-    /// Arguments appended to the server command (before the case's `args`) for
-    /// `transport: http` cases.
-    #[arg(long, value_name = "ARGS", default_value = boris::spec::runner::DEFAULT_HTTP_ARGS, allow_hyphen_values = true)]
-    http_args: String,
+    /// Arguments appended to the server command (before the case's `args`) for HTTP
+    /// runs; `{port}` becomes a free loopback port. Default: the adapter's `http_args`,
+    /// else "--transport http --port 0".
+    #[arg(long, value_name = "ARGS", allow_hyphen_values = true)]
+    http_args: Option<String>,
     /// Regex that finds the bound `host:port` in an HTTP server's stderr (group 1 if
     /// it has one, else the whole match).
     #[arg(long, value_name = "REGEX", default_value = boris::spec::runner::DEFAULT_HTTP_ADDR_REGEX)]

@@ -138,6 +138,11 @@ pub struct Adapter {
     /// on: `stdio`, `stdio-2026`, `http`, `http-2026`. Default: `stdio` only.
     #[serde(default = "stdio_only")]
     pub routes: Vec<String>,
+    /// How the server is started on HTTP, appended to the server command for HTTP runs
+    /// (as `--http-args` is, which wins when given). `{port}` in it becomes a free
+    /// loopback port the harness picked, for servers that do not print their address.
+    #[serde(default)]
+    pub http_args: Option<String>,
 }
 
 fn stdio_only() -> Vec<String> {
@@ -238,7 +243,7 @@ impl Adapter {
             }
             let named = case.steps.iter().find_map(|s| match &s.action {
                 Action::Call { name, .. } => Some(name.clone()),
-                Action::HttpCall(c) => Some(c.tool.clone()),
+                Action::HttpCall(c) if c.capability.is_none() => Some(c.tool.clone()),
                 _ => None,
             });
             if let Some(tool) = named {
@@ -281,6 +286,7 @@ impl Adapter {
             .chain(case.args.iter().cloned())
             .collect();
         out.boris_args.clear();
+        out.sigterm_death_ok = !self.profiles.iter().any(|p| p == "boris");
         for (k, v) in &self.env {
             out.env.entry(k.clone()).or_insert_with(|| v.clone());
         }
@@ -291,6 +297,22 @@ impl Adapter {
     }
 
     fn adapt_step(&self, step: &Step) -> Result<Step, String> {
+        if let Action::HttpCall(c) = &step.action
+            && let Some(capability) = &c.capability
+        {
+            let with = c.with.clone().unwrap_or_default();
+            let (tool, args, claimed) = self.call_for(capability, &with)?;
+            let mut call = c.clone();
+            call.tool = tool;
+            call.args = Some(args);
+            call.capability = None;
+            call.with = None;
+            let mut out = step.clone();
+            out.action = Action::HttpCall(call);
+            out.expect = with_profiles(&step.expect, &step.profiles, claimed);
+            out.profiles.clear();
+            return Ok(out);
+        }
         let Action::Do {
             capability,
             with,
@@ -303,6 +325,30 @@ impl Adapter {
             out.profiles.clear();
             return Ok(out);
         };
+        let (tool, args, claimed) = self.call_for(capability, with)?;
+        let expect = with_profiles(&step.expect, &step.profiles, claimed);
+        Ok(Step {
+            action: Action::Call {
+                name: tool,
+                args: Some(args),
+                meta: None,
+                id: id.clone(),
+                wait: *wait,
+            },
+            expect,
+            profiles: BTreeMap::new(),
+            timeout_ms: step.timeout_ms,
+            until_ms: step.until_ms,
+        })
+    }
+
+    /// The tool and arguments that do `capability` with these values on this server,
+    /// and the profiles whose expectations apply to it.
+    fn call_for(
+        &self,
+        capability: &str,
+        with: &Map<String, Value>,
+    ) -> Result<(String, Value, &[String]), String> {
         let Some(mapping) = self.capabilities.get(capability) else {
             return Err(match self.unsupported.get(capability) {
                 Some(reason) => format!("no {capability}: {reason}"),
@@ -326,20 +372,7 @@ impl Adapter {
         let args = fill(&Value::Object(mapping.args.clone()), &values)
             .unwrap_or_else(|| Value::Object(Map::new()));
         let claimed = mapping.profiles.as_ref().unwrap_or(&self.profiles);
-        let expect = with_profiles(&step.expect, &step.profiles, claimed);
-        Ok(Step {
-            action: Action::Call {
-                name: mapping.tool.clone(),
-                args: Some(args),
-                meta: None,
-                id: id.clone(),
-                wait: *wait,
-            },
-            expect,
-            profiles: BTreeMap::new(),
-            timeout_ms: step.timeout_ms,
-            until_ms: step.until_ms,
-        })
+        Ok((mapping.tool.clone(), args, claimed))
     }
 }
 
@@ -578,5 +611,46 @@ steps:
         let other = Adapter::parse("name: o\n").unwrap();
         assert!(other.adapt(&case).unwrap_err().contains("`view`"));
         assert!(Adapter::boris().adapt(&case).is_ok());
+    }
+
+    #[test]
+    fn an_http_call_of_a_capability_is_spelled_by_the_adapter() {
+        let case = super::super::parse_case(
+            r#"
+source: t
+transport: http
+steps:
+  - http_initialize: {save_session: a}
+  - http_call: {session: a, do: read_file, with: {path: a.txt}}
+    expect: {is_error: false}
+    boris: {contains: "1\t"}
+"#,
+        )
+        .unwrap();
+        assert_eq!(case.capabilities(), vec!["read_file"]);
+        let lc = Adapter::find("litecode").unwrap().adapt(&case).unwrap();
+        let Action::HttpCall(c) = &lc.steps[1].action else {
+            panic!("not an http_call");
+        };
+        assert_eq!(
+            (c.tool.as_str(), c.args.clone(), c.session.as_deref()),
+            (
+                "Read",
+                Some(json!({"file_path": "{workdir}/a.txt"})),
+                Some("a")
+            )
+        );
+        assert!(c.capability.is_none() && lc.sigterm_death_ok);
+        assert!(lc.steps[1].expect.as_ref().unwrap().contains.is_empty());
+        let boris = Adapter::boris().adapt(&case).unwrap();
+        let Action::HttpCall(c) = &boris.steps[1].action else {
+            panic!("not an http_call");
+        };
+        assert_eq!(c.tool, "view");
+        assert!(!boris.sigterm_death_ok);
+        assert_eq!(
+            boris.steps[1].expect.as_ref().unwrap().contains.0,
+            vec!["1\t"]
+        );
     }
 }

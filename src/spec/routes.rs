@@ -192,6 +192,8 @@ pub fn for_route(case: &Case, route: Route) -> Result<Case, String> {
                 stateless,
                 tool: name,
                 args,
+                capability: None,
+                with: None,
                 meta,
                 headers: Default::default(),
                 id,

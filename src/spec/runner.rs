@@ -34,8 +34,8 @@ pub struct RunOptions {
     /// `args` are appended, shell-quoted.
     pub server_cmd: String,
     /// Appended to `server_cmd` (as written: several words) for HTTP cases, before the
-    /// case's `args`.
-    pub http_args: String,
+    /// case's `args`; `None`: the adapter's `http_args`, else [`DEFAULT_HTTP_ARGS`].
+    pub http_args: Option<String>,
     /// Finds the bound `host:port` in an HTTP server's stderr (see
     /// [`DEFAULT_HTTP_ADDR_REGEX`]).
     pub http_addr_regex: String,
@@ -57,7 +57,7 @@ impl RunOptions {
     pub fn new(server_cmd: impl Into<String>) -> Self {
         RunOptions {
             server_cmd: server_cmd.into(),
-            http_args: DEFAULT_HTTP_ARGS.into(),
+            http_args: None,
             http_addr_regex: DEFAULT_HTTP_ADDR_REGEX.into(),
             default_timeout: Duration::from_millis(DEFAULT_TIMEOUT_MS),
             exit_timeout: Duration::from_secs(5),
@@ -235,8 +235,25 @@ fn run_case_inner(case: &Case, opts: &RunOptions, route: Route) -> Option<CaseOu
         Err(e) => failures.push(format!("fixtures: {e}")),
         Ok(()) => {
             let http = case.transport == CaseTransport::Http;
-            let extra = if http { opts.http_args.as_str() } else { "" };
-            let (cmdline, direct) = server_cmdline(&opts.server_cmd, extra, &case.args);
+            let http_args = opts.adapter.http_args.as_deref();
+            let http_args = opts.http_args.as_deref().or(http_args);
+            let mut extra = if http {
+                http_args.unwrap_or(DEFAULT_HTTP_ARGS).to_string()
+            } else {
+                String::new()
+            };
+            // `{port}`: the server binds where the harness says, so its address is known.
+            let mut known_addr = None;
+            if extra.contains("{port}") {
+                match free_loopback_port() {
+                    Ok(port) => {
+                        extra = extra.replace("{port}", &port.to_string());
+                        known_addr = Some(format!("127.0.0.1:{port}"));
+                    }
+                    Err(e) => failures.push(format!("cannot find a free port: {e}")),
+                }
+            }
+            let (cmdline, direct) = server_cmdline(&opts.server_cmd, &extra, &case.args);
             match Server::spawn(&cmdline, &workdir, &case.env, direct) {
                 Err(e) => failures.push(e),
                 Ok(server) => {
@@ -244,7 +261,9 @@ fn run_case_inner(case: &Case, opts: &RunOptions, route: Route) -> Option<CaseOu
                     if case.expect_startup_failure.is_some() {
                         s.run_startup_failure(&case);
                     } else {
-                        let started = if http {
+                        let started = if let Some(addr) = &known_addr {
+                            s.wait_for_port(addr)
+                        } else if http {
                             s.wait_for_addr(&opts.http_addr_regex)
                         } else {
                             Ok(())
@@ -341,6 +360,14 @@ pub fn server_cmdline(server_cmd: &str, extra: &str, args: &[String]) -> (String
         cmdline.push_str(&shell_quote(a));
     }
     (cmdline, direct)
+}
+
+/// A loopback port nothing listens on right now (the OS picks it; the server binds it
+/// a moment later, a race lost only if another process takes the same port between).
+fn free_loopback_port() -> std::io::Result<u16> {
+    Ok(std::net::TcpListener::bind("127.0.0.1:0")?
+        .local_addr()?
+        .port())
 }
 
 /// `stderr (last N lines):` followed by the lines, indented.

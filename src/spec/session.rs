@@ -185,8 +185,36 @@ impl Session {
         }
     }
 
+    /// Waits until the server accepts connections on `addr` (it was told to bind there).
+    pub(crate) fn wait_for_port(&mut self, addr: &str) -> Result<(), Fatal> {
+        let sock: std::net::SocketAddr = addr
+            .parse()
+            .map_err(|e| Fatal(format!("bad address {addr}: {e}")))?;
+        let deadline = Instant::now() + self.timeout;
+        loop {
+            if std::net::TcpStream::connect_timeout(&sock, Duration::from_millis(200)).is_ok() {
+                self.addr = Some(addr.to_string());
+                return Ok(());
+            }
+            if let Some(st) = self.server.poll_exit() {
+                return Err(Fatal(format!(
+                    "the server {} before listening on {addr}",
+                    describe_status(st)
+                )));
+            }
+            if Instant::now() >= deadline {
+                return Err(Fatal(format!(
+                    "the server did not listen on {addr} within {}ms",
+                    self.timeout.as_millis()
+                )));
+            }
+            self.drain_for(Duration::from_millis(20));
+            thread::sleep(Duration::from_millis(10));
+        }
+    }
+
     /// The step with what is known only at run time expanded: `{saved:…}` values and,
-    /// in HTTP cases, `{addr}` and the saved sessions. A reference to a session or a
+    /// in HTTP cases, `{addr}`, the saved sessions and their versions (`{version…}`). A reference to a session or a
     /// value that was never saved stops the case.
     pub(crate) fn runtime_step(&self, step: &Step) -> Result<Step, Fatal> {
         let mut p = Placeholders::default();
@@ -194,6 +222,10 @@ impl Session {
             p = p.with("{addr}", self.addr.as_deref().unwrap_or(""));
             for (name, s) in &self.sessions {
                 p = p.with(&session_placeholder(name), &s.id);
+                // `{version}` / `{version:NAME}`: the version that session negotiated,
+                // for raw `http` steps' MCP-Protocol-Version header.
+                let version = session_placeholder(name).replacen("{session", "{version", 1);
+                p = p.with(&version, &s.version);
             }
         }
         for (name, value) in &self.saved {

@@ -113,7 +113,12 @@ impl Session {
             }
             Some(st) => {
                 let want = case.exit_code.unwrap_or(0);
-                if !self.exit_checked && st.code() != Some(want) {
+                let term_death = self.http()
+                    && case.exit_code.is_none()
+                    && case.sigterm_death_ok
+                    && std::os::unix::process::ExitStatusExt::signal(&st)
+                        == Some(Signal::SIGTERM as i32);
+                if !self.exit_checked && st.code() != Some(want) && !term_death {
                     self.failures.push(format!(
                         "expected exit code {want} after {how}, but the server {}",
                         describe_status(st)

@@ -87,6 +87,11 @@ pub struct Case {
     /// Required exit code (default 0 after stdin EOF; non-zero for startup failures).
     #[serde(default)]
     pub exit_code: Option<i32>,
+    /// Set by adapters that do not claim the `boris` profile: at the end of an HTTP
+    /// case, dying of the SIGTERM the harness sends is as good as exiting 0 (Boris's
+    /// own clean exit on SIGTERM is its profile's promise, not every server's).
+    #[serde(skip)]
+    pub sigterm_death_ok: bool,
     /// Extra normalisation for the golden transcript.
     #[serde(default)]
     pub redact: Vec<Redaction>,
@@ -196,7 +201,12 @@ impl Case {
     pub fn capabilities(&self) -> Vec<String> {
         let mut out: Vec<String> = Vec::new();
         for s in &self.steps {
-            if let Action::Do { capability, .. } = &s.action
+            let capability = match &s.action {
+                Action::Do { capability, .. } => Some(capability),
+                Action::HttpCall(c) => c.capability.as_ref(),
+                _ => None,
+            };
+            if let Some(capability) = capability
                 && !out.contains(capability)
             {
                 out.push(capability.clone());

@@ -161,9 +161,16 @@ pub struct HttpCallSpec {
     /// No session: a stateless 2026-07-28 request (`_meta` and `Mcp-*` headers added).
     #[serde(default)]
     pub stateless: bool,
+    /// The tool by name (Boris's own), with `args`; or a capability (`do`, `with`),
+    /// which the adapter turns into a tool and arguments.
+    #[serde(default)]
     pub tool: String,
     #[serde(default, deserialize_with = "present_value")]
     pub args: Option<Value>,
+    #[serde(default, rename = "do")]
+    pub capability: Option<String>,
+    #[serde(default)]
+    pub with: Option<serde_json::Map<String, Value>>,
     pub meta: Option<Value>,
     #[serde(default)]
     pub headers: BTreeMap<String, Option<String>>,
@@ -256,7 +263,10 @@ impl Action {
             Action::ExpectAlive(_) => "expect_alive".into(),
             Action::Http(h) => format!("http {} {}", h.method, h.path),
             Action::HttpInitialize(_) => "http_initialize".into(),
-            Action::HttpCall(c) => format!("http_call {}", c.tool),
+            Action::HttpCall(c) => match &c.capability {
+                Some(cap) => format!("http_call {cap}"),
+                None => format!("http_call {}", c.tool),
+            },
             Action::HttpRequest(r) => format!("http_request {}", r.method),
             Action::Signal { name, .. } => format!("signal {name}"),
             Action::AssertNoProcess(_) => "assert_no_process".into(),
@@ -576,19 +586,7 @@ impl TryFrom<RawStep> for Step {
             }
         }
         let action = if let Some(capability) = r.do_ {
-            if !crate::spec::adapter::CAPABILITIES
-                .iter()
-                .any(|(c, _)| *c == capability)
-            {
-                return Err(format!(
-                    "unknown capability `{capability}` (one of: {})",
-                    crate::spec::adapter::CAPABILITIES
-                        .iter()
-                        .map(|(c, _)| *c)
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ));
-            }
+            check_capability(&capability)?;
             Action::Do {
                 capability,
                 with: r.with.unwrap_or_default(),
@@ -686,6 +684,22 @@ impl TryFrom<RawStep> for Step {
             Action::HttpInitialize(i)
         } else if let Some(c) = r.http_call {
             check_rpc_keys(c.stateless, c.session.as_deref(), c.id.as_ref(), &c.headers)?;
+            match (&c.capability, c.tool.is_empty()) {
+                (Some(_), false) => {
+                    return Err("`http_call` takes `tool` or `do`, not both".into());
+                }
+                (None, true) => return Err("`http_call` needs a `tool` or a `do`".into()),
+                (Some(cap), true) => {
+                    check_capability(cap)?;
+                    if c.args.is_some() {
+                        return Err("`http_call` with `do` takes `with`, not `args`".into());
+                    }
+                }
+                (None, false) if c.with.is_some() => {
+                    return Err("`http_call` with `tool` takes `args`, not `with`".into());
+                }
+                (None, false) => {}
+            }
             if let Some(m) = &c.meta
                 && !m.is_object()
             {
@@ -778,4 +792,16 @@ pub(crate) fn check_headers(h: &BTreeMap<String, Option<String>>) -> Result<(), 
         }
     }
     Ok(())
+}
+
+/// A `do` names one of the capabilities.
+fn check_capability(capability: &str) -> Result<(), String> {
+    let known = crate::spec::adapter::CAPABILITIES;
+    if known.iter().any(|(c, _)| *c == capability) {
+        return Ok(());
+    }
+    Err(format!(
+        "unknown capability `{capability}` (one of: {})",
+        known.iter().map(|(c, _)| *c).collect::<Vec<_>>().join(", ")
+    ))
 }

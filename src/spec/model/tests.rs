@@ -368,6 +368,22 @@ fn http_case_errors() {
             "both inside",
         ),
         (
+            "transport: http\nsteps: [{http_call: {tool: x, do: read_file}}]",
+            "not both",
+        ),
+        (
+            "transport: http\nsteps: [{http_call: {}}]",
+            "needs a `tool`",
+        ),
+        (
+            "transport: http\nsteps: [{http_call: {do: read_file, args: {}}}]",
+            "takes `with`",
+        ),
+        (
+            "transport: http\nsteps: [{http_call: {do: nope}}]",
+            "unknown capability",
+        ),
+        (
             "transport: http\nsteps: [{http: {}, wait: false, expect: {status: 200}}]",
             "never read",
         ),
