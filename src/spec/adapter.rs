@@ -40,7 +40,11 @@ pub const CAPABILITIES: &[(&str, &str)] = &[
     ),
     (
         "replace",
-        "path, old, new — replace the one occurrence of old",
+        "path, old, new, dry_run? — replace the one occurrence of old (dry_run: show, write nothing)",
+    ),
+    (
+        "multi_edit",
+        "path, edits: [{old, new, replace_all?}], dry_run? — edits applied in order to one file, each to the result of the ones before; all or nothing",
     ),
     (
         "replace_all",
@@ -161,6 +165,10 @@ pub struct Mapping {
     /// profile keeps Boris's file-tool wording but not its bash format).
     #[serde(default)]
     pub profiles: Option<Vec<String>>,
+    /// For `multi_edit`: the template of one element of `edits` (`{old}`, `{new}`,
+    /// `{replace_all}`); the list goes where `args` says `"{edits}"`.
+    #[serde(default)]
+    pub edit: Option<Map<String, Value>>,
 }
 
 impl Adapter {
@@ -368,7 +376,30 @@ impl Adapter {
                 "no {capability} with `{k}`: the adapter does not map it"
             ));
         }
-        let values = derived_values(capability, with);
+        let mut values = derived_values(capability, with);
+        if let Some(Value::Array(edits)) = with.get("edits") {
+            let template = mapping
+                .edit
+                .as_ref()
+                .ok_or_else(|| format!("no {capability}: the adapter has no `edit` template"))?;
+            let item = Value::Object(template.clone());
+            let named = placeholders(&item);
+            let mut list = Vec::with_capacity(edits.len());
+            for e in edits {
+                let Value::Object(e) = e else {
+                    // Not an edit: passed as it is, for the server to refuse.
+                    list.push(e.clone());
+                    continue;
+                };
+                if let Some(k) = e.keys().find(|k| !named.contains(k)) {
+                    return Err(format!(
+                        "no {capability} with an edit's `{k}`: the adapter does not map it"
+                    ));
+                }
+                list.push(fill(&item, e).unwrap_or_else(|| Value::Object(Map::new())));
+            }
+            values.insert("edits".into(), Value::Array(list));
+        }
         let args = fill(&Value::Object(mapping.args.clone()), &values)
             .unwrap_or_else(|| Value::Object(Map::new()));
         let claimed = mapping.profiles.as_ref().unwrap_or(&self.profiles);
