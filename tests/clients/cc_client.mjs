@@ -99,6 +99,9 @@ const NOTEBOOK =
     1,
   ) + "\n";
 write("long.txt", LONG);
+const BIG = Array.from({ length: 2500 }, (_, i) => `r${i + 1}`);
+write("big.txt", BIG.join("\n") + "\n");
+write("wide.txt", "x".repeat(2500) + "\nshort\n");
 write("edit.txt", "alpha\nbeta\ngamma\n");
 write("crlf.txt", "one\r\ntwo\r\n");
 write("all.txt", "a-a-a\nb\n");
@@ -157,6 +160,9 @@ const A = {
   readKeep: ["Read", { file_path: P("keep.txt") }],
   writeOver: ["Write", { file_path: P("keep.txt"), content: "replaced\n" }],
   readMissing: ["Read", { file_path: P("nope/missing.txt") }],
+  readBig: ["Read", { file_path: P("big.txt") }],
+  readBigRest: ["Read", { file_path: P("big.txt"), offset: 2001, limit: 2000 }],
+  readWide: ["Read", { file_path: P("wide.txt") }],
   bash: ["Bash", { command: "pwd", description: "Print the working directory", timeout: 10000 }],
   bashFails: ["Bash", { command: "echo out; echo err >&2; exit 3", description: "Fail on purpose", timeout: 10000 }],
   bashTimeout: ["Bash", { command: "sleep 5", description: "Sleep past the timeout", timeout: 1000 }],
@@ -169,7 +175,9 @@ const A = {
   grepHead: ["Grep", { pattern: "alpha", path: P("src"), glob: "*.py", output_mode: "content", "-n": true, head_limit: 1 }],
   grepFiles: ["Grep", { pattern: "zephyr", output_mode: "files_with_matches" }],
   grepCount: ["Grep", { pattern: "alpha", path: P("src"), output_mode: "count" }],
+  grepType: ["Grep", { pattern: "ZEPHYR", type: "py", "-i": true }],
   glob: ["Glob", { pattern: "**/*.py", path: P("src") }],
+  globNoPath: ["Glob", { pattern: "src/**/*.py" }],
   readNotebook: ["Read", { file_path: P("nb.ipynb") }],
   nbReplace: ["NotebookEdit", { notebook_path: P("nb.ipynb"), cell_id: "calc", new_source: "print(6 * 9)", edit_mode: "replace" }],
   nbInsert: [
@@ -337,6 +345,36 @@ await check("Read {file_path, offset: 10, limit: 5}: exactly lines 10-14", async
 await check("Read of a missing file: isError with the path", async () => {
   const r = await run("readMissing");
   return [r.isError === true && textOf(r).includes(P("nope/missing.txt")), textOf(r)];
+});
+
+let bigText = "";
+await check("Read {file_path} of a 2500-line file: lines 1-2000, numbered", async () => {
+  const r = await run("readBig");
+  bigText = textOf(r);
+  const lines = bigText.split("\n").filter((l) => /^\s*\d+\t/.test(l)).join("\n") + "\n";
+  return [!r.isError && lines === numbered(1, BIG.slice(0, 2000)), JSON.stringify(bigText.slice(-300))];
+});
+
+// KNOWN BORIS BUG (issue 15): the notice under a Read cut at 2000 lines says "To see more,
+// view with view_range [2001, 2500]" - Boris's tool and parameter, which Read does not have
+// (Read ignores an unknown view_range and shows lines 1-2000 again). Claude Code's words
+// would be offset/limit. Reported as a `#` line (not counted) while the bug stands.
+{
+  const notice = bigText.split("\n").filter((l) => l && !/^\s*\d+\t/.test(l)).join(" ");
+  known("a cut Read's notice names Read's own parameters (offset, limit)", !/\bview(_range)?\b/.test(notice) && /offset/.test(notice), notice);
+}
+
+await check("Read {file_path, offset: 2001, limit: 2000}: the rest, lines 2001-2500", async () => {
+  const r = await run("readBigRest");
+  const lines = textOf(r).split("\n").filter((l) => /^\s*\d+\t/.test(l)).join("\n") + "\n";
+  return [!r.isError && lines === numbered(2001, BIG.slice(2000)), JSON.stringify(textOf(r).slice(-300))];
+});
+
+await check("Read cuts a 2500-character line to about 2000 characters", async () => {
+  const r = await run("readWide");
+  const [first, second] = textOf(r).split("\n");
+  const ok = !r.isError && first.startsWith(`     1\t${"x".repeat(2000)}`) && !first.includes("x".repeat(2001)) && second === "     2\tshort";
+  return [ok, JSON.stringify(textOf(r).slice(1990, 2100))];
 });
 
 await check("Read of a PNG: image content with the file's bytes", async () => {
@@ -564,8 +602,21 @@ await check('Grep {output_mode: "count"}: a count per file', async () => {
   return [!r.isError && textOf(r).includes(`${P("src/app.py")}:2`), textOf(r)];
 });
 
+await check('Grep {pattern, type: "py", "-i": true}: case-insensitive, .py files only', async () => {
+  const r = await run("grepType");
+  const paths = textOf(r).split("\n").filter((l) => l.startsWith("/"));
+  return [!r.isError && JSON.stringify(paths) === JSON.stringify([P("src/util.py")]), textOf(r)];
+});
+
 await check('Glob {pattern: "**/*.py", path}: the .py files, newest first', async () => {
   const r = await run("glob");
+  const got = textOf(r).split("\n").filter((l) => l.startsWith("/"));
+  const want = [P("src/pkg/deep.py"), P("src/util.py"), P("src/app.py")];
+  return [!r.isError && JSON.stringify(got) === JSON.stringify(want), textOf(r)];
+});
+
+await check('Glob {pattern: "src/**/*.py"} without path: from the working directory', async () => {
+  const r = await run("globNoPath");
   const got = textOf(r).split("\n").filter((l) => l.startsWith("/"));
   const want = [P("src/pkg/deep.py"), P("src/util.py"), P("src/app.py")];
   return [!r.isError && JSON.stringify(got) === JSON.stringify(want), textOf(r)];
