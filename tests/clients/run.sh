@@ -3,6 +3,8 @@
 #   - Python `mcp` 2.x (high-level Client, default "auto" mode = server/discover, and "legacy"),
 #     and its client-extension hooks carrying MCP tasks (py_tasks_client.py)
 #   - TypeScript @modelcontextprotocol/sdk client (StdioClientTransport, StreamableHTTPClientTransport)
+#   - a model-facing client with Claude Code's tool contract (cc_client.mjs, same SDK + Ajv) against
+#     `boris --tool-profile claude-code`: Claude Code's exact argument objects, schema-validated
 #   - TypeScript @modelcontextprotocol/client 2.x + @modelcontextprotocol/ext-tasks: MCP tasks
 #     (io.modelcontextprotocol/tasks, 2026-07-28 era) - a long call becomes a task, polled, cancelled
 #   - MCP Inspector CLI (@modelcontextprotocol/inspector --cli), on Node >= 22 from PyPI
@@ -64,7 +66,7 @@ if [ "$(cat "$NPMDIR/.stamp" 2>/dev/null)" != "$NPM_STAMP" ]; then
   echo "$NPM_STAMP" > "$NPMDIR/.stamp"
 fi
 # ESM imports resolve from the script's own directory, so the TS clients run from beside node_modules.
-cp "$HERE/ts_client.mjs" "$HERE/tasks_client.mjs" "$NPMDIR/"
+cp "$HERE/ts_client.mjs" "$HERE/tasks_client.mjs" "$HERE/cc_client.mjs" "$NPMDIR/"
 INSPECTOR="$NPMDIR/node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js"
 CONFORMANCE="$NPMDIR/node_modules/@modelcontextprotocol/conformance/dist/index.js"
 T_SETUP=$(date +%s)
@@ -155,6 +157,15 @@ run_client "ts-sdk stdio" 150 "$NODE" "$NPMDIR/ts_client.mjs" stdio "$BORIS" "$w
 wd=$(fresh_workdir ts-http)
 if start_http "$wd"; then
   run_client "ts-sdk http" 150 "$NODE" "$NPMDIR/ts_client.mjs" http "$URL" "$wd"
+  stop_http
+else FAIL=$((FAIL + 1)); fi
+
+# ---- Claude Code's tool contract against --tool-profile claude-code (about 3 s per transport) ----
+wd=$(fresh_workdir cc-stdio)
+run_client "cc-client stdio" 150 "$NODE" "$NPMDIR/cc_client.mjs" stdio "$BORIS" "$wd"
+wd=$(fresh_workdir cc-http)
+if start_http "$wd" --tool-profile claude-code; then
+  run_client "cc-client http" 150 "$NODE" "$NPMDIR/cc_client.mjs" http "$URL" "$wd"
   stop_http
 else FAIL=$((FAIL + 1)); fi
 
