@@ -40,6 +40,9 @@ pub struct Capture {
     spill: Option<File>,
     spilled_bytes: u64,
     spill_error: Option<String>,
+    /// The spill file's path was given to the client before the output was known
+    /// (`force_spill`): it stays for the session, however short the output.
+    named: bool,
     cleaner: Option<crate::text::sanitize::Cleaner>,
 }
 
@@ -57,6 +60,7 @@ impl Capture {
             spill: None,
             spilled_bytes: 0,
             spill_error: None,
+            named: false,
             cleaner,
         }
     }
@@ -102,6 +106,7 @@ impl Capture {
     /// Starts the spill file now, whatever the size (the `pipe` profile always names a
     /// full-output file once a command is backgrounded).
     pub fn force_spill(&mut self) {
+        self.named = true;
         if self.spill.is_none() && self.spill_error.is_none() {
             self.start_spill(&[]);
         }
@@ -253,9 +258,10 @@ impl Capture {
         Some(found.cwd)
     }
 
-    /// Deletes the spill file (when nothing refers to it).
+    /// Deletes the spill file (when nothing refers to it: a file named to the client
+    /// stays).
     pub fn discard_spill(&mut self) {
-        if self.spill_path().is_some() {
+        if !self.named && self.spill_path().is_some() {
             self.spill = None;
             let _ = std::fs::remove_file(&self.limits.spill_path);
             self.spilled_bytes = 0;

@@ -275,6 +275,24 @@ impl Session {
             return fails;
         };
         for (name, pointer) in save {
+            if let Some(re) = pointer.strip_prefix("text:") {
+                let text = super::matcher::content_text(response).unwrap_or_default();
+                let found = regex::Regex::new(re).ok().and_then(|re| {
+                    re.captures(&text)
+                        .and_then(|c| c.get(1).or_else(|| c.get(0)))
+                        .map(|m| m.as_str().to_string())
+                });
+                match found {
+                    Some(v) => {
+                        self.saved.insert(name.clone(), v);
+                    }
+                    None => fails.push(format!(
+                        "save: {name}: /{re}/ does not match the result's text {}",
+                        quote(&text)
+                    )),
+                }
+                continue;
+            }
             match response.pointer(pointer) {
                 Some(Value::String(s)) => {
                     self.saved.insert(name.clone(), s.clone());

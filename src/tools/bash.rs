@@ -83,7 +83,7 @@ pub async fn run(ctx: &Ctx, args: BashArgs, call: &Call) -> ToolResult<CallToolR
     }
     let timeout_ms = effective_timeout_ms(ctx, args.timeout);
     let timeout = Duration::from_millis(timeout_ms);
-    let running = spawn(ctx, &args.command, &cwd)?;
+    let running = spawn(ctx, &args.command, &cwd, false)?;
     // Only when there is room for one more task: otherwise the call waits as usual.
     let hand_off = ctx
         .shared
@@ -251,9 +251,16 @@ pub fn effective_timeout_ms(ctx: &Ctx, requested: Option<u64>) -> u64 {
     requested.unwrap_or(default).clamp(1, MAX_TIMEOUT_MS)
 }
 
-/// Starts the shell for `command` in `cwd`, with the sentinel trap in front of it.
-fn spawn(ctx: &Ctx, command: &str, cwd: &Path) -> ToolResult<Running> {
-    let script = sentinel::wrap(command, &ctx.ws.nonce, ctx.shared.shell.ends_with("bash"));
+/// Starts the shell for `command` in `cwd`; a foreground command gets the sentinel trap
+/// in front of it (its final cwd moves the workspace), a background one does not (its
+/// cwd never does, and its output files are read as they are: Claude Code's clients
+/// `Read` them, so no marker may land in them).
+fn spawn(ctx: &Ctx, command: &str, cwd: &Path, background: bool) -> ToolResult<Running> {
+    let script = if background {
+        format!("{command}\n")
+    } else {
+        sentinel::wrap(command, &ctx.ws.nonce, ctx.shared.shell.ends_with("bash"))
+    };
     let name = ctx.shared.spill.next("bash");
     start_shell(
         ctx,
@@ -456,7 +463,7 @@ fn start_background(
             ),
         )
     })?;
-    let running = spawn(ctx, command, cwd)?;
+    let running = spawn(ctx, command, cwd, true)?;
     let config = &ctx.shared.config;
     // Claude Code's clients read a task's output from its file: name the files (the
     // output goes to them from the start).

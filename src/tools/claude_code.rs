@@ -129,11 +129,42 @@ pub fn tools() -> Vec<Tool> {
     ]
 }
 
-/// A Boris tool under a Claude Code name and description (same schema).
+/// A Boris tool under a Claude Code name and description (same schema, its parameter
+/// descriptions naming this profile's tools).
 fn renamed(mut tool: Tool, name: &'static str, description: &'static str) -> Tool {
     tool.name = name.into();
     tool.description = Some(description.into());
+    let mut schema = serde_json::Value::Object((*tool.input_schema).clone());
+    reword_descriptions(&mut schema);
+    if let serde_json::Value::Object(m) = schema {
+        tool.input_schema = std::sync::Arc::new(m);
+    }
     tool
+}
+
+/// Boris's tool names → this profile's, in every `description` of a schema.
+fn reword_descriptions(v: &mut serde_json::Value) {
+    const NAMES: &[(&str, &str)] = &[
+        ("task_output", "TaskOutput"),
+        ("task_stop", "TaskStop"),
+        ("that bash returned", "that Bash returned"),
+    ];
+    match v {
+        serde_json::Value::Object(m) => {
+            for (k, v) in m.iter_mut() {
+                match v {
+                    serde_json::Value::String(d) if k == "description" => {
+                        for (from, to) in NAMES {
+                            *d = d.replace(from, to);
+                        }
+                    }
+                    other => reword_descriptions(other),
+                }
+            }
+        }
+        serde_json::Value::Array(a) => a.iter_mut().for_each(reword_descriptions),
+        _ => {}
+    }
 }
 
 /// Whether `name` is one of this profile's tools.
@@ -325,14 +356,49 @@ pub fn read(ctx: &Ctx, args: ReadArgs) -> ToolResult<CallToolResult> {
         let end = start.saturating_add(limit - 1).min(i64::MAX as u64);
         vec![start.min(i64::MAX as u64) as i64, end as i64]
     });
-    super::view::run(
+    let mut result = super::view::run(
         ctx,
         super::view::ViewArgs {
             path: args.file_path,
             view_range,
         },
         false,
-    )
+    )?;
+    for block in &mut result.content {
+        if let rmcp::model::ContentBlock::Text(t) = block {
+            t.text = read_notice(&t.text);
+        }
+    }
+    Ok(result)
+}
+
+/// `view`'s closing notice of a cut range (`[Showing lines 1-2000 of 2500. To see more,
+/// view with view_range [2001, 2500].]`) in Read's parameters: a model that follows it
+/// must get the next page, and Read has no view_range.
+pub fn read_notice(text: &str) -> String {
+    static NOTICE: std::sync::OnceLock<Option<regex::Regex>> = std::sync::OnceLock::new();
+    let Some(re) = NOTICE.get_or_init(|| {
+        regex::Regex::new(
+            r"\n\[Showing lines (\d+)-(\d+) of (\d+)\. To see more, view with view_range \[(\d+), (\d+)\]\.\]\n\z",
+        )
+        .ok()
+    }) else {
+        return text.to_string();
+    };
+    let Some(c) = re.captures(text) else {
+        return text.to_string();
+    };
+    let num = |i: usize| c[i].parse::<u64>().unwrap_or(0);
+    let (next, last) = (num(4), num(5));
+    let notice = format!(
+        "\n[Showing lines {}-{} of {}. To see more, Read with offset {next} and limit {}.]\n",
+        &c[1],
+        &c[2],
+        &c[3],
+        last.saturating_sub(next) + 1
+    );
+    let start = c.get(0).map_or(text.len(), |m| m.start());
+    format!("{}{notice}", &text[..start])
 }
 
 /// Pages one `Read` of a PDF shows at most, and how many a PDF may have to be read
@@ -529,6 +595,22 @@ fn notebook_error(shown: &std::path::Path, e: NotebookError) -> ToolError {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_cut_reads_notice_names_reads_parameters() {
+        let body = "     1\ta\n     2\tb\n";
+        assert_eq!(
+            super::read_notice(&format!(
+                "{body}\n[Showing lines 1-2000 of 2500. To see more, view with view_range [2001, 2500].]\n"
+            )),
+            format!(
+                "{body}\n[Showing lines 1-2000 of 2500. To see more, Read with offset 2001 and limit 500.]\n"
+            )
+        );
+        // Only the closing notice: the same words inside the file are the file's.
+        let inside =
+            "     1\t[Showing lines 1-2 of 3. To see more, view with view_range [3, 3].]\n";
+        assert_eq!(super::read_notice(inside), inside);
+    }
     use super::*;
 
     #[test]

@@ -95,8 +95,9 @@ pub async fn stop(ctx: &Ctx, args: TaskStopArgs) -> ToolResult<CallToolResult> {
     Ok(super::bash::with_spill_links(ctx, &task.running, result))
 }
 
-/// The final report of a task. Its cwd sentinel is removed; a background task's cwd is
-/// never applied to the workspace.
+/// The final report of a task. A background command runs without the cwd sentinel; a
+/// foreground one handed off (`--hand-off-after`) has it, and it is removed (from the
+/// output file too): a task's cwd is never applied to the workspace.
 fn finished(ctx: &Ctx, task: &Task) -> String {
     exec::lock(&task.running.stdout).strip_sentinel(&ctx.ws.nonce);
     let code = task.running.exited().map(|e| e.code).unwrap_or(-1);

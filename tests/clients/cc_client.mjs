@@ -45,13 +45,6 @@ function report(name, ok, why = "") {
   }
 }
 
-// A check that fails on a known Boris bug: printed as a `#` line (run.sh does not count it)
-// while the bug stands, as a counted `ok` once it is fixed (then drop the marker).
-function known(name, ok, why, what = "KNOWN BUG") {
-  if (ok) report(name, true);
-  else console.log(`# ${label} ${what} (not counted): ${name} - ${String(why).replace(/\n/g, "\\n").slice(0, 400)}`);
-}
-
 const sleep = (ms) => new Promise((res) => setTimeout(res, ms));
 
 async function check(name, fn) {
@@ -260,11 +253,8 @@ await check("annotations: Read/Grep/Glob read-only, Edit/Write/Bash not", async 
 
 // The model reads every description in tools/list: none may send it to a tool this profile
 // does not have (view, str_replace, create_file, task_output, …).
-// KNOWN BORIS BUG (issue 15): the profile renames the tools and rewrites their top-level
-// descriptions, but parameter descriptions come from the default tools' schemas:
-// Bash.run_in_background says "follow it with task_output and stop it with task_stop".
-// Reported as a `#` line (not counted) while the bug stands; it becomes a counted `ok`
-// once fixed, and this marker can go.
+// (Parameter descriptions too: they came from the default tools' schemas until issue 15's
+// fix, and Bash.run_in_background said "follow it with task_output".)
 {
   const boris = /\b(view|str_replace|create_file|undo_edit|multi_edit|task_output|task_stop|str_replace_editor)\b/;
   const hits = [];
@@ -280,7 +270,7 @@ await check("annotations: Read/Grep/Glob read-only, Edit/Write/Bash not", async 
     if (boris.test(t.description || "")) hits.push(`${t.name}: ${t.description}`);
     walk(t.name, t.inputSchema);
   }
-  known("descriptions name only the profile's tools", hits.length === 0, hits.join("; "));
+  report("descriptions name only the profile's tools", hits.length === 0, hits.join("; "));
 }
 
 await check("the schemas accept every Claude Code argument object unchanged", async () => {
@@ -355,13 +345,11 @@ await check("Read {file_path} of a 2500-line file: lines 1-2000, numbered", asyn
   return [!r.isError && lines === numbered(1, BIG.slice(0, 2000)), JSON.stringify(bigText.slice(-300))];
 });
 
-// KNOWN BORIS BUG (issue 15): the notice under a Read cut at 2000 lines says "To see more,
-// view with view_range [2001, 2500]" - Boris's tool and parameter, which Read does not have
-// (Read ignores an unknown view_range and shows lines 1-2000 again). Claude Code's words
-// would be offset/limit. Reported as a `#` line (not counted) while the bug stands.
+// The notice under a Read cut at 2000 lines must name Read's own parameters: a model that
+// follows "view with view_range" would get lines 1-2000 again (Read ignores view_range).
 {
   const notice = bigText.split("\n").filter((l) => l && !/^\s*\d+\t/.test(l)).join(" ");
-  known("a cut Read's notice names Read's own parameters (offset, limit)", !/\bview(_range)?\b/.test(notice) && /offset/.test(notice), notice);
+  report("a cut Read's notice names Read's own parameters (offset, limit)", !/\bview(_range)?\b/.test(notice) && /offset/.test(notice), notice);
 }
 
 await check("Read {file_path, offset: 2001, limit: 2000}: the rest, lines 2001-2500", async () => {
@@ -499,13 +487,10 @@ await check("Read of the output file a background Bash names: its lines, numbere
   return [!bgRead.isError && textOf(bgRead).startsWith(want), JSON.stringify(textOf(bgRead))];
 });
 
-// KNOWN BORIS BUG (issue 15): once a background command has ended, and until TaskOutput
-// reports it, its stdout file ends with an empty line and Boris's internal cwd sentinel
-// (`__BORIS_CWD_<hex>__<cwd>`), which Read shows the model; TaskOutput strips it.
-// Reported as a `#` line (not counted) while the bug stands.
+// The file holds the output and nothing else (Boris's cwd sentinel once landed in it).
 if (bgRead && !bgRead.isError) {
   const t = textOf(bgRead);
-  known("the output file holds only the command's output", t === numbered(1, ["bg 1", "bg 2", "bg-done"]), JSON.stringify(t));
+  report("the output file holds only the command's output", t === numbered(1, ["bg 1", "bg 2", "bg-done"]), JSON.stringify(t));
 }
 
 await check("TaskOutput {task_id, block: true, timeout}: completed, whole output", async () => {
@@ -515,13 +500,11 @@ await check("TaskOutput {task_id, block: true, timeout}: completed, whole output
   return [!r.isError && t.includes("status: completed") && t.includes("exit_code: 0") && /stdout:\nbg 1\nbg 2\nbg-done$/.test(t), t];
 });
 
-// KNOWN DEVIATION (issue 15): once TaskOutput has reported the end of a task whose output
-// was not cut, Boris forgets the task and deletes its output files, so a later Read of the
-// file named at the start is PATH_NOT_FOUND (in Claude Code the file stays for the session).
-// Reported as a `#` line (not counted) while it stands.
+// As in Claude Code, the file named at the start stays for the session, also after
+// TaskOutput reported the end of a short output.
 if (bg) {
   const r = await cc("Read", { file_path: bg.stdout });
-  known("the output file stays readable after TaskOutput", !r.isError && textOf(r).includes("bg-done"), textOf(r), "KNOWN DEVIATION");
+  report("the output file stays readable after TaskOutput", !r.isError && textOf(r).includes("bg-done"), textOf(r));
 }
 
 // Processes whose command line carries this exact sleep argument (Linux /proc).

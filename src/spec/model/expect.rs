@@ -61,7 +61,9 @@ pub struct Expect {
     /// or `{session:NAME}` (a name).
     pub save_session: Option<SaveSession>,
     /// Remember values of the response for later steps: NAME → a JSON pointer into the
-    /// JSON-RPC response (`/result/taskId`), used later as `{saved:NAME}`.
+    /// JSON-RPC response (`/result/taskId`), or `text:REGEX` (group 1, else the match,
+    /// in the tool result's text: a path or an id a server only prints), used later as
+    /// `{saved:NAME}`.
     #[serde(default)]
     pub save: BTreeMap<String, String>,
 }
@@ -232,9 +234,12 @@ impl Expect {
     pub(crate) fn validate(&self) -> Result<(), String> {
         for (name, pointer) in &self.save {
             check_session_name(name).map_err(|e| e.replace("session name", "saved name"))?;
-            if !pointer.starts_with('/') {
+            if let Some(re) = pointer.strip_prefix("text:") {
+                regex::Regex::new(re).map_err(|e| format!("save: {name}: invalid regex: {e}"))?;
+            } else if !pointer.starts_with('/') {
                 return Err(format!(
-                    "save: {name}: `{pointer}` is not a JSON pointer (e.g. /result/taskId)"
+                    "save: {name}: `{pointer}` is neither a JSON pointer (e.g. /result/taskId) \
+                     nor text:REGEX"
                 ));
             }
         }
