@@ -238,7 +238,7 @@ def server_table(args) -> list[Server]:
             read=("read_text_file", lambda p: {"path": p}),
             single=("edit_file", lambda p, o, n: {"path": p, "edits": [{"oldText": o, "newText": n}]}),
             multi=("edit_file", lambda p, es: {"path": p, "edits": [{"oldText": o, "newText": n} for o, n in es]}),
-            version=spec.version))
+            version="server-filesystem " + spec.version.rsplit("@", 1)[-1]))
     return table
 
 
@@ -263,7 +263,7 @@ def start(s: Server, work: Path) -> None:
         if need not in tools:
             sys.exit(f"error: {s.label} has no {need!r} tool (has {sorted(tools)})")
     if s.multi and s.multi[0] not in tools:
-        s.multi_note = f"not offered (no `{s.multi[0]}` in its tools/list)"
+        s.multi_note = f"not offered: no `{s.multi[0]}` in its tools/list"
         s.multi = None
 
 
@@ -404,7 +404,7 @@ def main() -> int:
     print("| server | edit call | byte-exact files | ms per edit call (median) | characters returned per hunk |")
     print("|---|---|---:|---:|---:|")
     for s in servers:
-        name = f"{s.label} ({s.version})" if s.version and not s.ours else s.label
+        name = s.label if s.ours else s.version if s.version.startswith(s.label) else f"{s.label} {s.version}"
         print(f"| {name} | `{s.single[0]}`, one call per hunk | {s.exact['single']}/{files} | "
               f"{statistics.median(s.ns['single']) / 1e6 if s.ns['single'] else float('nan'):.3f} | {stats(s.chars['single'])} |")
         if s.multi:
@@ -425,7 +425,7 @@ def main() -> int:
                     print(f"FAIL {s.label} {tool}: {f}")
             else:
                 print(f"\n{s.label} `{tool}` ({'one call per hunk' if mode == 'single' else 'all hunks in one call'}): "
-                      f"{len(fails)} files not byte-exact, e.g.:")
+                      f"{len(fails)} of {files} files not byte-exact, e.g.:")
                 for f in fails[:3]:
                     print(f"- {f}")
     return 1 if bug else 0
