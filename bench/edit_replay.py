@@ -205,12 +205,12 @@ class Server:
         return ns, err, text
 
 
-def cc_tools(read: str = "Read", edit: str = "Edit", multi: str | None = "MultiEdit") -> dict:
+def cc_tools() -> dict:
     """Claude Code's tool names and arguments (Boris --tool-profile claude-code, litecode)."""
     return {
-        "read": (read, lambda p: {"file_path": p}),
-        "single": (edit, lambda p, o, n: {"file_path": p, "old_string": o, "new_string": n}),
-        "multi": (multi, lambda p, es: {"file_path": p, "edits": [{"old_string": o, "new_string": n} for o, n in es]}),
+        "read": ("Read", lambda p: {"file_path": p}),
+        "single": ("Edit", lambda p, o, n: {"file_path": p, "old_string": o, "new_string": n}),
+        "multi": ("MultiEdit", lambda p, es: {"file_path": p, "edits": [{"old_string": o, "new_string": n} for o, n in es]}),
     }
 
 
@@ -428,6 +428,10 @@ def main() -> int:
                       f"{len(fails)} of {files} files not byte-exact, e.g.:")
                 for f in fails[:3]:
                     print(f"- {f}")
+    if any(s.failures["single"] or s.failures["multi"] for s in servers):
+        print(f"edit_replay: files and server logs kept in {work}", file=sys.stderr)
+    else:
+        shutil.rmtree(work, ignore_errors=True)
     return 1 if bug else 0
 
 
