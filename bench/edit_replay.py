@@ -1,26 +1,35 @@
 #!/usr/bin/env python3
 """The real-edit replay (issue 15 §2, §3): the changes of a git history, replayed
-through Boris's str_replace and multi_edit, checked byte for byte, with the characters
-each edit returns.
+through Boris's str_replace and multi_edit, through Boris's Claude Code profile (Edit,
+MultiEdit) and, when given, through litecode and server-filesystem; checked byte for byte,
+with the time and the characters of each edit call.
 
 For each commit (newest first) and each text file it modified (UTF-8, at most
 --max-bytes before and after), the change is split into hunks (difflib, no context). Each
-hunk becomes one str_replace whose old_str is the hunk's old lines, grown by one line of
+hunk becomes one edit whose old text is the hunk's old lines, grown by one line of
 context at a time (above, then below) until it is unique in the file as it is at that
-point; hunks are applied bottom-up, so every old_str is read from the file as the edits
-before it left it (which also makes the list a valid multi_edit list). Then:
+point; hunks are applied bottom-up, so every old text is read from the file as the edits
+before it left it (which also makes the list a valid all-hunks-in-one-call list). Every
+server (the table in server_table: start command, read call, one-hunk edit call,
+all-hunks edit call) gets the same files and hunks, each in its own work directory:
 
-- str_replace: the parent version is written, viewed, and every hunk is applied with its
-  own call; each call is first made with dry_run: true, so both result forms are Boris's
-  own: today's numbered snippet (the real call's result) and a unified diff (the dry run's
-  diff, under the one-line header a diff result would have: "Edited PATH: replaced 1
-  occurrence at line N.").
-- multi_edit: the parent version again, viewed, all hunks of the file in one call.
+- one call per hunk: the parent version is written, read once (litecode and Boris's
+  Claude Code profile refuse an edit of a file not read), and every hunk is applied with
+  its own call;
+- all hunks in one call: the parent version again, read, one call with every hunk
+  (server-filesystem's edit_file takes a list; litecode offers no MultiEdit).
 
-The file must then equal the commit's version byte for byte.
+The file must then equal the commit's version byte for byte; a server that normalises the
+file is reported as it is, never matched loosely. For Boris's default profile each
+str_replace is first made with dry_run: true, so the two result forms of issue 15 §3 are
+Boris's own: the numbered snippet it returned before (rebuilt by `snippet`) and the
+unified diff (the dry run's diff, under the one-line header a diff result has: "Edited
+PATH: replaced 1 occurrence at line N.").
 
-Usage: python3 bench/edit_replay.py --boris target/release/boris [--repo .] [--rev HEAD] [--commits 200]
-Stdlib only; reuses bench/file_tools.py's JSON-RPC client.
+Usage: python3 bench/edit_replay.py --boris target/release/boris [--repo .] [--rev HEAD]
+       [--commits 200] [--litecode BIN] [--fs-dir DIR]
+Exit status 1 when any Boris mode is not byte-exact (a bug); peers' misses are reported,
+not fatal. Stdlib only; reuses bench/file_tools.py's JSON-RPC client.
 """
 
 from __future__ import annotations
@@ -28,12 +37,16 @@ from __future__ import annotations
 import argparse
 import difflib
 import os
+import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import file_tools as ft  # noqa: E402
@@ -124,16 +137,225 @@ def snippet(name: str, cur: str, old_str: str, new_str: str) -> str:
             + "".join(out))
 
 
-def call(c: ft.Client, tool: str, args: dict) -> tuple[int, bool, str]:
-    rid, data = ft.tool_request(c, tool, args)
-    ns, msg = c.timed(rid, data)
-    err, text = ft.result_text(msg)
-    return ns, err, text
+class Watchdog:
+    """Kills a server whose call outlives CALL_TIMEOUT, so a hung peer cannot stall the
+    run. One long-lived thread: arming a call only sets two fields (no thread per call,
+    which would put work on the machine while a call is timed)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._proc: subprocess.Popen | None = None
+        self._until = 0.0
+        threading.Thread(target=self._run, daemon=True).start()
+
+    def arm(self, proc: subprocess.Popen) -> None:
+        with self._lock:
+            self._proc, self._until = proc, time.monotonic() + CALL_TIMEOUT
+
+    def disarm(self) -> None:
+        with self._lock:
+            self._proc = None
+
+    def _run(self) -> None:
+        while True:
+            time.sleep(0.1)
+            with self._lock:
+                if self._proc is not None and time.monotonic() > self._until:
+                    self._proc.kill()
+                    self._proc = None
+
+
+CALL_TIMEOUT = 30.0  # seconds, any single call
+WATCHDOG = Watchdog()
+
+
+@dataclass
+class Server:
+    """One server (or tool profile) of the replay and how it is driven."""
+
+    key: str  # its work directory's name; every key has the same length, so every server
+    # sees paths of the same length and echoes them at the same cost
+    label: str
+    argv: list[str]  # "{dir}" stands for its work directory
+    read: tuple[str, Callable[[str], dict]]
+    single: tuple[str, Callable[[str, str, str], dict]]
+    multi: tuple[str, Callable[[str, list[tuple[str, str]]], dict]] | None
+    absolute: bool = True  # paths are sent absolute (else relative to its work directory)
+    ours: bool = False  # a Boris mode: any failure is a bug (exit status 1)
+    env: dict[str, str] = field(default_factory=dict)
+    # filled by the run
+    client: ft.Client | None = None
+    dir: Path = Path()
+    version: str = ""
+    multi_note: str = ""
+    dead: str = ""
+    exact: dict[str, int] = field(default_factory=lambda: {"single": 0, "multi": 0})
+    ns: dict[str, list[int]] = field(default_factory=lambda: {"single": [], "multi": []})
+    chars: dict[str, list[float]] = field(default_factory=lambda: {"single": [], "multi": []})
+    failures: dict[str, list[str]] = field(default_factory=lambda: {"single": [], "multi": []})
+
+    def call(self, tool: str, args: dict) -> tuple[int, bool, str]:
+        rid, data = ft.tool_request(self.client, tool, args)
+        WATCHDOG.arm(self.client.proc)
+        try:
+            ns, msg = self.client.timed(rid, data)
+        finally:
+            WATCHDOG.disarm()
+        err, text = ft.result_text(msg)
+        return ns, err, text
+
+
+def cc_tools() -> dict:
+    """Claude Code's tool names and arguments (Boris --tool-profile claude-code, litecode)."""
+    return {
+        "read": ("Read", lambda p: {"file_path": p}),
+        "single": ("Edit", lambda p, o, n: {"file_path": p, "old_string": o, "new_string": n}),
+        "multi": ("MultiEdit", lambda p, es: {"file_path": p, "edits": [{"old_string": o, "new_string": n} for o, n in es]}),
+    }
+
+
+def server_table(args) -> list[Server]:
+    """The per-server tool mapping: start command, read call, one-hunk edit call and
+    all-hunks edit call. Peers are optional (--litecode, --fs-dir)."""
+    boris = str(Path(args.boris).resolve())
+    table = [
+        Server("s0", "boris (default profile)", [boris, "--transport", "stdio"],
+               read=("view", lambda p: {"path": p}),
+               single=("str_replace", lambda p, o, n: {"path": p, "old_str": o, "new_str": n}),
+               multi=("multi_edit", lambda p, es: {"path": p, "edits": [{"old_str": o, "new_str": n} for o, n in es]}),
+               absolute=False, ours=True),
+        Server("s1", "boris --tool-profile claude-code", [boris, "--transport", "stdio", "--tool-profile", "claude-code"],
+               **cc_tools(), ours=True),
+    ]
+    if args.litecode:
+        lc = str(Path(args.litecode).resolve())
+        # It runs commands with $SHELL (unused here); pinned as tests/compat/run.sh does.
+        table.append(Server("s2", "litecode", [lc, "--cwd", "{dir}"], **cc_tools(), env={"SHELL": "/bin/bash"}))
+    if args.fs_dir:
+        spec = ft.ref_spec(Path(args.fs_dir).resolve(), args.node, Path("{dir}"))
+        table.append(Server(
+            "s3", "server-filesystem", spec.argv,
+            read=("read_text_file", lambda p: {"path": p}),
+            single=("edit_file", lambda p, o, n: {"path": p, "edits": [{"oldText": o, "newText": n}]}),
+            multi=("edit_file", lambda p, es: {"path": p, "edits": [{"oldText": o, "newText": n} for o, n in es]}),
+            version="server-filesystem " + spec.version.rsplit("@", 1)[-1]))
+    return table
+
+
+def start(s: Server, work: Path) -> None:
+    s.dir = work / s.key
+    s.dir.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BORIS_")}
+    env.update(ft.QUIET_ENV)
+    env.update(s.env)
+    argv = [a.replace("{dir}", str(s.dir)) for a in s.argv]
+    if not s.version:
+        p = subprocess.run([argv[0], "--version"], capture_output=True, text=True)
+        s.version = p.stdout.strip().splitlines()[0] if p.returncode == 0 and p.stdout.strip() else "?"
+    s.client = ft.Client(argv, env, work / f"{s.key}.stderr.log", s.dir)
+    init = s.client.call("initialize", ft.initialize_params())
+    s.client.notify("notifications/initialized")
+    info = init.get("serverInfo", {})
+    if s.version == "?" and info:
+        s.version = f"{info.get('name', '?')} {info.get('version', '?')}"
+    tools = {t["name"] for t in s.client.call("tools/list", {})["tools"]}
+    for need in (s.read[0], s.single[0]):
+        if need not in tools:
+            sys.exit(f"error: {s.label} has no {need!r} tool (has {sorted(tools)})")
+    if s.multi and s.multi[0] not in tools:
+        s.multi_note = f"not offered: no `{s.multi[0]}` in its tools/list"
+        s.multi = None
+
+
+def how_differs(got: bytes, want: bytes) -> str:
+    """One line on how a file that is not byte-exact differs from the commit."""
+    if got == want.replace(b"\r\n", b"\n"):
+        return "CRLF line endings turned into LF"
+    g, w = got.splitlines(keepends=True), want.splitlines(keepends=True)
+    for i, (a, b) in enumerate(zip(g, w)):
+        if a != b:
+            return f"line {i + 1} is {a[:80]!r}, the commit has {b[:80]!r}"
+    return f"{len(g)} lines, the commit has {len(w)}"
+
+
+def replay_file(s: Server, n: int, rev: str, path: str, old: str, new: str, edits, cmp: dict | None) -> None:
+    """Both modes of one server on one file: each hunk with its own call, then all hunks
+    in one call. `cmp` (Boris's default profile only) collects the snippet/diff
+    comparison of issue 15 §3 from a dry run before each real call."""
+    if s.dead:
+        for mode in ("single", "multi"):
+            s.failures[mode].append(f"{rev} {path}: not run ({s.dead})")
+        return
+    try:
+        # One call per hunk.
+        target = s.dir / f"f{n}{Path(path).suffix}"
+        target.write_bytes(old.encode())
+        p = str(target) if s.absolute else target.name
+        s.call(s.read[0], s.read[1](p))
+        ok, cur = True, old
+        for old_str, new_str, _ in edits:
+            args_ = s.single[1](p, old_str, new_str)
+            if cmp is not None:
+                _, err, dry = s.call(s.single[0], {**args_, "dry_run": True})
+                if err:
+                    ok = False
+                    s.failures["single"].append(f"{rev} {path} (dry run): {dry[:160]}")
+                    break
+            ns, err, text = s.call(s.single[0], args_)
+            if err:
+                ok = False
+                s.failures["single"].append(f"{rev} {path}: {text[:160]}")
+                break
+            s.ns["single"].append(ns)
+            s.chars["single"].append(len(text))
+            if cmp is not None:
+                snip = snippet(str(target), cur, old_str, new_str)
+                if text.split("\n", 1)[0].endswith("The lines around it now read:") and text != snip:
+                    cmp["mismatched"].append(f"{rev} {path}")
+                cmp["snippet"].append(len(snip))
+                line = snip.split(" at line ", 1)[1].split(".", 1)[0]
+                header = f"Edited {target}: replaced 1 occurrence at line {line}.\n"
+                cmp["diff"].append(len(header) + len(dry.split(" as follows:\n", 1)[1]))
+            cur = cur.replace(old_str, new_str, 1)
+        if ok:
+            got = target.read_bytes()
+            if got == new.encode():
+                s.exact["single"] += 1
+            else:
+                s.failures["single"].append(f"{rev} {path}: {how_differs(got, new.encode())}")
+        # All hunks in one call.
+        if s.multi is None:
+            return
+        target = s.dir / f"m{n}{Path(path).suffix}"
+        target.write_bytes(old.encode())
+        p = str(target) if s.absolute else target.name
+        s.call(s.read[0], s.read[1](p))
+        ns, err, text = s.call(s.multi[0], s.multi[1](p, [(o, t) for o, t, _ in edits]))
+        if err:
+            s.failures["multi"].append(f"{rev} {path}: {text[:160]}")
+            return
+        s.ns["multi"].append(ns)
+        s.chars["multi"].append(len(text) / len(edits))
+        got = target.read_bytes()
+        if got == new.encode():
+            s.exact["multi"] += 1
+        else:
+            s.failures["multi"].append(f"{rev} {path}: {how_differs(got, new.encode())}")
+    except (ft.RpcError, OSError) as e:
+        s.dead = f"the server stopped: {str(e)[:200]}"
+        s.failures["single"].append(f"{rev} {path}: {s.dead}")
+
+
+def stats(v) -> str:
+    return f"mean {statistics.mean(v):.0f}, median {statistics.median(v):.0f}" if v else "–"
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--boris", required=True)
+    ap.add_argument("--litecode", help="litecode binary (optional peer)")
+    ap.add_argument("--fs-dir", help="the installed @modelcontextprotocol/server-filesystem package (optional peer)")
+    ap.add_argument("--node", default=shutil.which("node") or "node")
     ap.add_argument("--repo", default=str(Path(__file__).resolve().parent.parent))
     ap.add_argument("--rev", default="HEAD", help="the newest commit replayed")
     ap.add_argument("--commits", type=int, default=200)
@@ -141,92 +363,76 @@ def main() -> int:
     args = ap.parse_args()
 
     work = Path(tempfile.mkdtemp(prefix="boris-replay-"))
-    env = {k: v for k, v in os.environ.items() if not k.startswith("BORIS_")}
-    c = ft.Client([str(Path(args.boris).resolve()), "--transport", "stdio"], env, work / "stderr.log", work)
-    c.call("initialize", ft.initialize_params())
-    c.notify("notifications/initialized")
+    servers = server_table(args)
+    for s in servers:
+        start(s, work)
 
-    files = skipped = 0
-    exact_single = exact_multi = 0
-    snippet_chars: list[int] = []
-    diff_chars: list[int] = []
-    multi_chars: list[float] = []
-    edit_ns: list[int] = []
-    failures: list[str] = []
-    mismatched_snippets: list[str] = []
-    n = 0
+    files = skipped = hunks = 0
+    cmp = {"snippet": [], "diff": [], "mismatched": []}
     for rev, path, old, new in changes(Path(args.repo), args.rev, args.commits, args.max_bytes):
         edits = hunks_to_edits(old, new)
         if not edits:
             skipped += 1
             continue
         files += 1
-        n += 1
-        name = f"f{n}{Path(path).suffix}"
-        # str_replace, one call per hunk
-        target = work / name
-        target.write_bytes(old.encode())
-        call(c, "view", {"path": name})
-        ok = True
-        cur = old
-        for old_str, new_str, _ in edits:
-            args_ = {"path": name, "old_str": old_str, "new_str": new_str}
-            _, err, dry = call(c, "str_replace", {**args_, "dry_run": True})
-            ns, err2, text = call(c, "str_replace", args_)
-            if err or err2:
-                ok = False
-                failures.append(f"{rev} {path}: {(dry if err else text)[:160]}")
-                break
-            edit_ns.append(ns)
-            snip = snippet(str(target), cur, old_str, new_str)
-            if text.split("\n", 1)[0].endswith("The lines around it now read:") and text != snip:
-                mismatched_snippets.append(f"{rev} {path}")
-            cur = cur.replace(old_str, new_str, 1)
-            snippet_chars.append(len(snip))
-            header = f"Edited {target}: replaced 1 occurrence at line {snip.split(' at line ', 1)[1].split('.', 1)[0]}.\n"
-            diff = dry.split(" as follows:\n", 1)[1]
-            diff_chars.append(len(header) + len(diff))
-        if ok and target.read_bytes() == new.encode():
-            exact_single += 1
-        elif ok:
-            failures.append(f"{rev} {path}: str_replace result differs from the commit")
-        # multi_edit, all hunks in one call
-        mname = f"m{n}{Path(path).suffix}"
-        mtarget = work / mname
-        mtarget.write_bytes(old.encode())
-        call(c, "view", {"path": mname})
-        _, err, text = call(c, "multi_edit", {"path": mname, "edits": [{"old_str": o, "new_str": s} for o, s, _ in edits]})
-        if err:
-            failures.append(f"{rev} {path} (multi_edit): {text[:160]}")
-        elif mtarget.read_bytes() == new.encode():
-            exact_multi += 1
-            multi_chars.append(len(text) / len(edits))
-        else:
-            failures.append(f"{rev} {path}: multi_edit result differs from the commit")
-    c.close()
+        hunks += len(edits)
+        for s in servers:
+            replay_file(s, files, rev, path, old, new, edits, cmp if s.key == "s0" else None)
+    for s in servers:
+        s.client.close()
 
-    def stats(v):
-        return f"mean {statistics.mean(v):.0f}, median {statistics.median(v):.0f}" if v else "–"
-
-    shorter = sum(1 for s, d in zip(snippet_chars, diff_chars) if d < s)
     head = git(Path(args.repo), "rev-parse", "--short=12", args.rev).decode().strip()
+    b = servers[0]
+    snippet_chars, diff_chars = cmp["snippet"], cmp["diff"]
+    shorter = sum(1 for s_, d in zip(snippet_chars, diff_chars) if d < s_)
     pct = 100 * (1 - sum(diff_chars) / sum(snippet_chars)) if snippet_chars else 0
     print(f"Commits: the last {args.commits} (at most) up to {head}: {files} modified text files "
-          f"({skipped} skipped: a hunk could not be made unique), {len(snippet_chars)} hunks.\n")
+          f"({skipped} skipped: a hunk could not be made unique), {hunks} hunks.\n")
     print("| | str_replace (one call per hunk) | multi_edit (one call per file) |")
     print("|---|---:|---:|")
-    print(f"| byte-exact files | {exact_single}/{files} | {exact_multi}/{files} |")
-    if edit_ns:
-        print(f"| ms per edit call (median) | {statistics.median(edit_ns) / 1e6:.3f} | – |")
+    print(f"| byte-exact files | {b.exact['single']}/{files} | {b.exact['multi']}/{files} |")
+    if b.ns["single"]:
+        print(f"| ms per edit call (median) | {statistics.median(b.ns['single']) / 1e6:.3f} | – |")
     print(f"| characters returned per hunk, numbered snippet (before issue 15) | {stats(snippet_chars)} | – |")
-    print(f"| characters returned per hunk, unified diff (now) | {stats(diff_chars)} | {stats(multi_chars)} |")
+    print(f"| characters returned per hunk, unified diff (now) | {stats(diff_chars)} | {stats(b.chars['multi'])} |")
     print(f"\nThe diff result is {pct:.0f}% shorter in total ({sum(diff_chars)} against "
           f"{sum(snippet_chars)} characters) and shorter on {shorter} of {len(snippet_chars)} hunks.")
-    if mismatched_snippets:
-        print(f"the rebuilt snippet differs from Boris's on {len(mismatched_snippets)} edits, e.g. {mismatched_snippets[0]}")
-    for f in failures[:20]:
-        print("FAIL", f)
-    return 1 if failures else 0
+    if cmp["mismatched"]:
+        print(f"the rebuilt snippet differs from Boris's on {len(cmp['mismatched'])} edits, e.g. {cmp['mismatched'][0]}")
+
+    print("\nThe same hunks and files through each server, one call per hunk and all hunks of a file in one call:\n")
+    print("| server | edit call | byte-exact files | ms per edit call (median) | characters returned per hunk |")
+    print("|---|---|---:|---:|---:|")
+    for s in servers:
+        name = s.label if s.ours else s.version if s.version.startswith(s.label) else f"{s.label} {s.version}"
+        print(f"| {name} | `{s.single[0]}`, one call per hunk | {s.exact['single']}/{files} | "
+              f"{statistics.median(s.ns['single']) / 1e6 if s.ns['single'] else float('nan'):.3f} | {stats(s.chars['single'])} |")
+        if s.multi:
+            print(f"| {name} | `{s.multi[0]}`, all hunks of a file in one call | {s.exact['multi']}/{files} | "
+                  f"{statistics.median(s.ns['multi']) / 1e6 if s.ns['multi'] else float('nan'):.3f} | {stats(s.chars['multi'])} |")
+        else:
+            print(f"| {name} | – ({s.multi_note}) | – | – | – |")
+    bug = False
+    for s in servers:
+        for mode in ("single", "multi"):
+            fails = s.failures[mode]
+            if not fails:
+                continue
+            tool = s.single[0] if mode == "single" else (s.multi[0] if s.multi else "?")
+            if s.ours:
+                bug = True
+                for f in fails[:20]:
+                    print(f"FAIL {s.label} {tool}: {f}")
+            else:
+                print(f"\n{s.label} `{tool}` ({'one call per hunk' if mode == 'single' else 'all hunks in one call'}): "
+                      f"{len(fails)} of {files} files not byte-exact, e.g.:")
+                for f in fails[:3]:
+                    print(f"- {f}")
+    if any(s.failures["single"] or s.failures["multi"] for s in servers):
+        print(f"edit_replay: files and server logs kept in {work}", file=sys.stderr)
+    else:
+        shutil.rmtree(work, ignore_errors=True)
+    return 1 if bug else 0
 
 
 if __name__ == "__main__":

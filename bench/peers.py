@@ -455,6 +455,16 @@ def fmt_ms(v) -> str:
     return "n/a" if v is None else (f"{v:.3f} ms" if v < 10 else f"{v:.0f} ms")
 
 
+def replay_peers(args) -> list[str]:
+    """edit_replay.py's optional peers: the installed litecode and server-filesystem."""
+    extra = []
+    if Path(args.lc_bin).exists():
+        extra += ["--litecode", args.lc_bin]
+    if (Path(args.fs_dir) / "package.json").exists():
+        extra += ["--fs-dir", args.fs_dir, "--node", args.node]
+    return extra
+
+
 def boris_edit_reports(args) -> str:
     """Boris alone, same run: the peak RSS of a str_replace on a 10 MiB file
     (bench/edit_memory.py) and where a 4 KB edit's system-call time goes
@@ -462,7 +472,7 @@ def boris_edit_reports(args) -> str:
     parts = []
     runs = [
         ("edit_memory.py", [], "Peak RSS of one `str_replace` on a 10 MiB file"),
-        ("edit_replay.py", [], "The real-edit replay: this repository's history through str_replace and multi_edit"),
+        ("edit_replay.py", replay_peers(args), "The real-edit replay: this repository's history through str_replace and multi_edit, against litecode and server-filesystem"),
     ]
     if shutil.which("strace"):
         runs.append(("edit_split.py", ["--edits", str(args.edits)], "Where a 4 KB edit's time goes"))
