@@ -93,6 +93,10 @@ const DERIVED: &[(&str, &[&str])] = &[
     ("count", &["start", "end"]),
 ];
 
+/// The public tool contracts a case can be written in (`contract:`): `call:` steps by
+/// the contract's own tool names, run by every adapter that offers it.
+pub const CONTRACTS: &[&str] = &["claude-code"];
+
 /// The profiles a step can hold expectations for.
 pub const PROFILES: &[&str] = &["boris", "boris_compat", "boris_pipe"];
 
@@ -147,6 +151,25 @@ pub struct Adapter {
     /// loopback port the harness picked, for servers that do not print their address.
     #[serde(default)]
     pub http_args: Option<String>,
+    /// The public tool contracts (`CONTRACTS`) the server offers, and how.
+    #[serde(default)]
+    pub contracts: BTreeMap<String, ContractSpec>,
+}
+
+/// How a server offers a tool contract.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ContractSpec {
+    /// Server flags that turn the contract on (Boris: `--tool-profile claude-code`).
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// Arguments the server takes only as absolute paths (Claude Code's contract says
+    /// `file_path` is absolute): a relative value in a case becomes `{workdir}/…`.
+    #[serde(default)]
+    pub absolute_paths: Vec<String>,
+    /// Tools of the contract the server does not have, each with the reason.
+    #[serde(default)]
+    pub unsupported_tools: BTreeMap<String, String>,
 }
 
 fn stdio_only() -> Vec<String> {
@@ -242,6 +265,20 @@ impl Adapter {
         {
             return Err(format!("tag {tag}: {why}"));
         }
+        let contract = match &case.contract {
+            None => None,
+            Some(c) => Some(self.contracts.get(c).ok_or_else(|| {
+                format!("written in the {c} tool contract, which the server does not offer")
+            })?),
+        };
+        if let Some(spec) = contract
+            && let Some((tool, why)) = case.steps.iter().find_map(|s| match &s.action {
+                Action::Call { name, .. } => spec.unsupported_tools.get_key_value(name),
+                _ => None,
+            })
+        {
+            return Err(format!("no {tool}: {why}"));
+        }
         if !self.native {
             if case.tags.iter().any(|t| t == "boris-only") {
                 return Err("tagged boris-only".into());
@@ -250,6 +287,7 @@ impl Adapter {
                 return Err(format!("starts Boris with flags ({})", case.args.join(" ")));
             }
             let named = case.steps.iter().find_map(|s| match &s.action {
+                Action::Call { .. } if contract.is_some() => None,
                 Action::Call { name, .. } => Some(name.clone()),
                 Action::HttpCall(c) if c.capability.is_none() => Some(c.tool.clone()),
                 _ => None,
@@ -290,6 +328,7 @@ impl Adapter {
             .iter()
             .chain(root_args)
             .map(|a| a.replace("{root}", &root))
+            .chain(contract.iter().flat_map(|c| c.args.iter().cloned()))
             .chain(boris_args.iter().cloned())
             .chain(case.args.iter().cloned())
             .collect();
@@ -300,6 +339,16 @@ impl Adapter {
         }
         for step in &mut out.steps {
             *step = self.adapt_step(step)?;
+            if let (
+                Some(spec),
+                Action::Call {
+                    args: Some(Value::Object(a)),
+                    ..
+                },
+            ) = (contract, &mut step.action)
+            {
+                absolute(a, &spec.absolute_paths);
+            }
         }
         Ok(out)
     }
@@ -404,6 +453,20 @@ impl Adapter {
             .unwrap_or_else(|| Value::Object(Map::new()));
         let claimed = mapping.profiles.as_ref().unwrap_or(&self.profiles);
         Ok((mapping.tool.clone(), args, claimed))
+    }
+}
+
+/// The `keys` of a call's arguments that hold a relative path, made absolute under the
+/// case's workdir (`{workdir}` is expanded later, as in every step).
+fn absolute(args: &mut Map<String, Value>, keys: &[String]) {
+    for k in keys {
+        if let Some(Value::String(p)) = args.get_mut(k)
+            && !p.is_empty()
+            && !p.starts_with('/')
+            && !p.starts_with('{')
+        {
+            *p = format!("{{workdir}}/{p}");
+        }
     }
 }
 

@@ -60,6 +60,11 @@ pub struct Case {
     /// `--require-view-before-edit=false`: unlike `args`, they leave the case portable.
     #[serde(default)]
     pub boris_args: Vec<String>,
+    /// A public tool contract the case's `call:` steps are written in (`claude-code`:
+    /// Claude Code's tool names and parameters): any adapter that offers the contract
+    /// runs it, with the contract's own server flags (see `spec::adapter`).
+    #[serde(default)]
+    pub contract: Option<String>,
     /// Extra environment for the server (placeholders expanded).
     #[serde(default)]
     pub env: BTreeMap<String, String>,
@@ -215,6 +220,14 @@ impl Case {
         out
     }
     fn validate(&self) -> Result<(), String> {
+        if let Some(c) = &self.contract
+            && !crate::spec::adapter::CONTRACTS.contains(&c.as_str())
+        {
+            return Err(format!(
+                "invalid case: unknown contract `{c}` (one of: {})",
+                crate::spec::adapter::CONTRACTS.join(", ")
+            ));
+        }
         if self.source.trim().is_empty() {
             return Err("invalid case: `source` must not be empty".into());
         }
