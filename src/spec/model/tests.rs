@@ -442,7 +442,11 @@ fn save_and_until_ms_are_checked() {
         ),
         (
             "  - call: view\n    expect: {save: {t: result/x}}\n",
-            "not a JSON pointer",
+            "neither a JSON pointer",
+        ),
+        (
+            "  - call: view\n    expect: {save: {t: \"text:(\"}}\n",
+            "invalid regex",
         ),
         (
             "  - call: view\n    expect: {save: {\"a b\": /x}}\n",
