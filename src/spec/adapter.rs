@@ -16,8 +16,9 @@
 //! `{name}` inside a longer string is replaced by the value's text. Besides the step's
 //! own values, `path_abs` (`path` made absolute under the case's workdir), `dir_abs`
 //! (`path_abs`, or the workdir when the step names no path: for tools whose directory
-//! is required), and for `read_range` `offset0` (`start - 1`) and `count`
-//! (`end - start + 1`).
+//! is required), `offset0` (`start - 1`), for `read_range` `count` (`end - start + 1`)
+//! and for `read_tail` `neg_lines` (`-lines`). A `multi_edit` mapping's `edit` template
+//! spells each element of `edits`.
 
 use std::collections::BTreeMap;
 
@@ -32,6 +33,14 @@ pub const CAPABILITIES: &[(&str, &str)] = &[
     (
         "read_range",
         "path, start, end — lines start..=end (1-based) of a text file",
+    ),
+    (
+        "read_from",
+        "path, start — lines start.. to the end (1-based) of a text file",
+    ),
+    (
+        "read_tail",
+        "path, lines — the last `lines` lines of a text file",
     ),
     ("list_dir", "path — list a directory"),
     (
@@ -91,6 +100,7 @@ const DERIVED: &[(&str, &[&str])] = &[
     ("dir_abs", &["path"]),
     ("offset0", &["start"]),
     ("count", &["start", "end"]),
+    ("neg_lines", &["lines"]),
 ];
 
 /// The public tool contracts a case can be written in (`contract:`): `call:` steps by
@@ -511,6 +521,12 @@ fn derived_values(capability: &str, with: &Map<String, Value>) -> Map<String, Va
             v.insert("path_abs".into(), Value::String(String::new()));
         }
         v.insert("dir_abs".into(), Value::String("{workdir}".into()));
+    }
+    if let Some(start) = with.get("start").and_then(Value::as_i64) {
+        v.insert("offset0".into(), Value::from(start - 1));
+    }
+    if let Some(lines) = with.get("lines").and_then(Value::as_i64) {
+        v.insert("neg_lines".into(), Value::from(-lines));
     }
     if capability == "read_range"
         && let (Some(start), Some(end)) = (
