@@ -51,6 +51,8 @@ pub(crate) struct Session {
     pub(crate) seen_sessions: Vec<String>,
     /// A `signal` step's `expect_exit` already checked the exit code.
     pub(crate) exit_checked: bool,
+    /// Dying of SIGTERM counts as exiting 0 (`Case::sigterm_death_ok`).
+    pub(crate) sigterm_death_ok: bool,
     /// Values kept by `save` (`{saved:NAME}`).
     pub(crate) saved: BTreeMap<String, String>,
     /// The JSON-RPC response the last step got, for `save`.
@@ -122,6 +124,7 @@ impl Session {
             sessions: BTreeMap::new(),
             seen_sessions: Vec::new(),
             exit_checked: false,
+            sigterm_death_ok: case.sigterm_death_ok,
             saved: BTreeMap::new(),
             last_response: None,
         }

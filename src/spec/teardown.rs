@@ -49,7 +49,12 @@ impl Session {
                 if self.record {
                     self.transcript.push(json!({"exit": st.code().map(Value::from).unwrap_or_else(|| json!(describe_status(st)))}));
                 }
-                if st.code() == Some(x.code) {
+                let term_death = x.code == 0
+                    && sig == Signal::SIGTERM
+                    && self.sigterm_death_ok
+                    && std::os::unix::process::ExitStatusExt::signal(&st)
+                        == Some(Signal::SIGTERM as i32);
+                if st.code() == Some(x.code) || term_death {
                     Vec::new()
                 } else {
                     vec![format!(
@@ -115,7 +120,7 @@ impl Session {
                 let want = case.exit_code.unwrap_or(0);
                 let term_death = self.http()
                     && case.exit_code.is_none()
-                    && case.sigterm_death_ok
+                    && self.sigterm_death_ok
                     && std::os::unix::process::ExitStatusExt::signal(&st)
                         == Some(Signal::SIGTERM as i32);
                 if !self.exit_checked && st.code() != Some(want) && !term_death {

@@ -92,9 +92,10 @@ pub struct Case {
     /// Required exit code (default 0 after stdin EOF; non-zero for startup failures).
     #[serde(default)]
     pub exit_code: Option<i32>,
-    /// Set by adapters that do not claim the `boris` profile: at the end of an HTTP
-    /// case, dying of the SIGTERM the harness sends is as good as exiting 0 (Boris's
-    /// own clean exit on SIGTERM is its profile's promise, not every server's).
+    /// Set by adapters that do not claim the `boris` profile: dying of a SIGTERM (the
+    /// one the harness sends at the end of an HTTP case, or a `signal: TERM` step
+    /// expecting exit 0) is as good as exiting 0 (Boris's own clean exit on SIGTERM is
+    /// its profile's promise, not every server's).
     #[serde(skip)]
     pub sigterm_death_ok: bool,
     /// Extra normalisation for the golden transcript.
