@@ -383,6 +383,7 @@ impl Adapter {
         let Action::Do {
             capability,
             with,
+            meta,
             id,
             wait,
         } = &step.action
@@ -398,7 +399,7 @@ impl Adapter {
             action: Action::Call {
                 name: tool,
                 args: Some(args),
-                meta: None,
+                meta: meta.clone(),
                 id: id.clone(),
                 wait: *wait,
             },

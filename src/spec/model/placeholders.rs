@@ -25,10 +25,11 @@ impl Step {
         };
         match &mut self.action {
             Action::Initialize { params } => *params = p.expand_value(params),
-            Action::Do { with, id, .. } => {
+            Action::Do { with, meta, id, .. } => {
                 for v in with.values_mut() {
                     *v = p.expand_value(v);
                 }
+                ev(meta);
                 ev(id);
             }
             Action::Call {

@@ -38,6 +38,8 @@ pub enum Action {
     Do {
         capability: String,
         with: serde_json::Map<String, Value>,
+        /// The call's `_meta` (a progress token), as `call:` steps have it.
+        meta: Option<Value>,
         id: Option<Value>,
         wait: bool,
     },
@@ -415,7 +417,7 @@ impl TryFrom<RawStep> for Step {
             }
         };
         only_for(r.args.is_some(), "args", &["call"])?;
-        only_for(r.meta.is_some(), "meta", &["call"])?;
+        only_for(r.meta.is_some(), "meta", &["call", "do"])?;
         only_for(r.with.is_some(), "with", &["do"])?;
         only_for(r.id.is_some(), "id", &["do", "call", "request"])?;
         only_for(
@@ -585,11 +587,17 @@ impl TryFrom<RawStep> for Step {
                 profiles.insert(key.to_string(), e);
             }
         }
+        if let Some(m) = &r.meta
+            && !m.is_object()
+        {
+            return Err(format!("`meta` must be a map, got {m}"));
+        }
         let action = if let Some(capability) = r.do_ {
             check_capability(&capability)?;
             Action::Do {
                 capability,
                 with: r.with.unwrap_or_default(),
+                meta: r.meta,
                 id: r.id,
                 wait,
             }
@@ -601,11 +609,6 @@ impl TryFrom<RawStep> for Step {
             };
             Action::Initialize { params }
         } else if let Some(name) = r.call {
-            if let Some(m) = &r.meta
-                && !m.is_object()
-            {
-                return Err(format!("`meta` must be a map, got {m}"));
-            }
             Action::Call {
                 name,
                 args: r.args,
