@@ -104,8 +104,10 @@ const DERIVED: &[(&str, &[&str])] = &[
 ];
 
 /// The public tool contracts a case can be written in (`contract:`): `call:` steps by
-/// the contract's own tool names, run by every adapter that offers it.
-pub const CONTRACTS: &[&str] = &["claude-code"];
+/// the contract's own tool names, run by every adapter that offers it. `claude-code`:
+/// Claude Code's tools (`Read`, `Edit`, `Bash`, …); `anthropic-text-editor`: Anthropic's
+/// text-editor tool (`str_replace_editor` with `command`).
+pub const CONTRACTS: &[&str] = &["claude-code", "anthropic-text-editor"];
 
 /// The profiles a step can hold expectations for.
 pub const PROFILES: &[&str] = &["boris", "boris_compat", "boris_pipe"];

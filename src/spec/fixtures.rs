@@ -106,7 +106,8 @@ pub(crate) fn create_one(workdir: &Path, f: &FileSpec) -> Result<bool, String> {
         }
         FileContent::Symlink(target) => {
             if is_dir {
-                return Err("is a directory".into());
+                // A `write` step swapping a directory for a link (`rm -r d && ln -s …`).
+                fs::remove_dir_all(&path).map_err(|e| format!("cannot replace: {e}"))?;
             }
             remove_existing()?;
             std::os::unix::fs::symlink(target, &path)

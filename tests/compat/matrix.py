@@ -13,10 +13,10 @@ TITLES = {
     "boris-anthropic-compat": "boris `--anthropic-compat`",
     "boris-pipe": "boris `--bash-profile pipe`",
 }
-CAPS = ["read_file", "read_range", "list_dir", "write_file", "replace", "replace_all",
-        "run", "run_background", "task_output", "task_stop", "search", "search_files",
-        "search_count", "find_files"]
-OTHER = "(other: protocol and Boris's own tools)"
+CAPS = ["read_file", "read_range", "read_from", "read_tail", "list_dir", "write_file",
+        "replace", "replace_all", "multi_edit", "run", "run_background", "task_output",
+        "task_stop", "search", "search_files", "search_count", "find_files"]
+OTHER = "(other: protocol, Claude Code's contract, Boris's own tools)"
 
 def cell(c):
     p, f, u = c
@@ -53,6 +53,28 @@ def build(out_dir, names):
     out.append("")
     out.append("Cases count once per capability they use; n/s = not supported by the server "
                "(its adapter says why), never counted as a failure.")
+    # The portable share: cases some server other than Boris runs (passing or failing).
+    ran = {}
+    for n, r in results.items():
+        for c in r["cases"]:
+            if not n.startswith("boris") and c["status"] not in ("not supported", "skipped"):
+                ran.setdefault(n, set()).add(c["path"])
+    total = max(len(r["cases"]) for r in results.values())
+    peers = [n for n in names if not n.startswith("boris")]
+    # Written portably: run through some adapter other than Boris's own default one
+    # (a capability, or a public tool contract such as Anthropic's text editor).
+    portable = set()
+    for n, r in results.items():
+        if n != "boris":
+            portable |= {c["path"] for c in r["cases"] if c["status"] not in ("not supported", "skipped")}
+    if peers:
+        union = set().union(*(ran.get(n, set()) for n in peers))
+        each = ", ".join(f"{TITLES.get(n, n)} {len(ran.get(n, set()))}" for n in peers)
+        out.append("")
+        out.append(f"Portable: {len(portable)} of the {total} cases ({100 * len(portable) / total:.0f}%) "
+                   f"run through an adapter other than Boris's default one; {len(union)} "
+                   f"({100 * len(union) / total:.0f}%) run against at least one peer ({each}). "
+                   "The rest are about Boris's own flags, profiles and tools.")
     for n in names:
         if not fails[n]:
             continue
