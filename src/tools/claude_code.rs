@@ -595,6 +595,27 @@ fn notebook_error(shown: &std::path::Path, e: NotebookError) -> ToolError {
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Text without view's closing notice passes unchanged; with one, only the
+        /// notice changes and the page it names is the one view named.
+        #[test]
+        fn read_notice_changes_only_the_notice(body in "[ -~\n\t]{0,200}", a in 1u64..5000, len in 0u64..5000, extra in 1u64..5000) {
+            prop_assert_eq!(super::read_notice(&body), body.clone());
+            let (b, next) = (a + len, a + len + 1);
+            let last = next + extra - 1;
+            let cut = format!(
+                "{body}\n[Showing lines {a}-{b} of {}. To see more, view with view_range [{next}, {last}].]\n",
+                last + 7
+            );
+            let out = super::read_notice(&cut);
+            prop_assert!(out.starts_with(&body));
+            let expected = format!("To see more, Read with offset {next} and limit {extra}.]\n");
+            prop_assert!(out.ends_with(&expected), "{}", out);
+        }
+    }
+
     #[test]
     fn a_cut_reads_notice_names_reads_parameters() {
         let body = "     1\ta\n     2\tb\n";
