@@ -330,7 +330,8 @@ impl Adapter {
         } else {
             &[]
         };
-        let boris_args = if self.profiles.iter().any(|p| p == "boris") {
+        let boris_profile = self.profiles.iter().any(|p| p == "boris");
+        let boris_args = if boris_profile {
             &case.boris_args[..]
         } else {
             &[]
@@ -345,7 +346,7 @@ impl Adapter {
             .chain(case.args.iter().cloned())
             .collect();
         out.boris_args.clear();
-        out.sigterm_death_ok = !self.profiles.iter().any(|p| p == "boris");
+        out.sigterm_death_ok = !boris_profile;
         for (k, v) in &self.env {
             out.env.entry(k.clone()).or_insert_with(|| v.clone());
         }
