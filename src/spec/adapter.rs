@@ -320,11 +320,10 @@ impl Adapter {
         }
         let mut out = case.clone();
         // `{root}`: the case's root under the workdir (or absolute), else the workdir.
-        let root = match case.root.as_deref() {
-            None => "{workdir}".to_string(),
-            Some(r) if r.starts_with('/') || r.starts_with('{') => r.to_string(),
-            Some(r) => format!("{{workdir}}/{r}"),
-        };
+        let root = case
+            .root
+            .as_deref()
+            .map_or_else(|| "{workdir}".to_string(), under_workdir);
         let root_args = if case.root.is_some() {
             &self.root_args[..]
         } else {
@@ -476,11 +475,19 @@ fn absolute(args: &mut Map<String, Value>, keys: &[String]) {
     for k in keys {
         if let Some(Value::String(p)) = args.get_mut(k)
             && !p.is_empty()
-            && !p.starts_with('/')
-            && !p.starts_with('{')
         {
-            *p = format!("{{workdir}}/{p}");
+            *p = under_workdir(p);
         }
+    }
+}
+
+/// A case's path made absolute under its workdir; absolute already: `/x`, or a case
+/// placeholder such as `{workdir}/a` or `{saved:file}`.
+fn under_workdir(p: &str) -> String {
+    if p.starts_with('/') || p.starts_with('{') {
+        p.to_string()
+    } else {
+        format!("{{workdir}}/{p}")
     }
 }
 
@@ -508,12 +515,7 @@ pub fn builtin_names() -> Vec<&'static str> {
 fn derived_values(capability: &str, with: &Map<String, Value>) -> Map<String, Value> {
     let mut v = with.clone();
     if let Some(Value::String(p)) = with.get("path").filter(|p| p.as_str() != Some("")) {
-        // Absolute already: `/x`, or a case placeholder such as `{workdir}/a`.
-        let abs = if p.starts_with('/') || p.starts_with('{') {
-            p.clone()
-        } else {
-            format!("{{workdir}}/{p}")
-        };
+        let abs = under_workdir(p);
         v.insert("path_abs".into(), Value::String(abs.clone()));
         v.insert("dir_abs".into(), Value::String(abs));
     } else {

@@ -254,9 +254,14 @@ fn run_case_inner(case: &Case, opts: &RunOptions, route: Route) -> Option<CaseOu
                 }
             }
             let (cmdline, direct) = server_cmdline(&opts.server_cmd, &extra, &case.args);
-            match Server::spawn(&cmdline, &workdir, &case.env, direct) {
-                Err(e) => failures.push(e),
-                Ok(server) => {
+            // No free port, no server: the failure above says why.
+            let spawned = failures
+                .is_empty()
+                .then(|| Server::spawn(&cmdline, &workdir, &case.env, direct));
+            match spawned {
+                None => {}
+                Some(Err(e)) => failures.push(e),
+                Some(Ok(server)) => {
                     let mut s = Session::new(server, &case, timeout);
                     if case.expect_startup_failure.is_some() {
                         s.run_startup_failure(&case);
