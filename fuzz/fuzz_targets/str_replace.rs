@@ -1,7 +1,8 @@
 //! Byte-exact replacement and the closest-region hint: no panics on any bytes; a unique
-//! exact replacement is a splice that keeps every other byte.
+//! exact replacement is a splice that keeps every other byte, its new text in the line
+//! ending of the place it lands (issue 21 §1); a miss leaves no whole-pair occurrence.
 #![no_main]
-use boris::text::replace::{ReplaceError, closest_region, replace};
+use boris::text::replace::{ReplaceError, closest_region, eol_at, replace, with_eol};
 use libfuzzer_sys::fuzz_target;
 use memchr::memmem;
 
@@ -14,9 +15,13 @@ fuzz_target!(|input: (Vec<u8>, Vec<u8>, Vec<u8>, bool)| {
         Ok(r) => {
             assert!(r.count >= 1);
             if !r.crlf && r.count == 1 {
-                let at = memmem::find(&content, &old).expect("found");
+                let at = r.first_at;
+                assert_eq!(&content[at..at + old.len()], &old[..]);
                 let mut want = content[..at].to_vec();
-                want.extend_from_slice(&new);
+                match eol_at(&content, at) {
+                    Some(eol) => want.extend_from_slice(&with_eol(&new, eol)),
+                    None => want.extend_from_slice(&new),
+                }
                 want.extend_from_slice(&content[at + old.len()..]);
                 assert_eq!(r.content, want);
             }
@@ -24,7 +29,16 @@ fuzz_target!(|input: (Vec<u8>, Vec<u8>, Vec<u8>, bool)| {
         Err(ReplaceError::Ambiguous { count, lines }) => {
             assert!(!all && count > 1 && !lines.is_empty());
         }
-        Err(ReplaceError::NotFound) => assert!(memmem::find(&content, &old).is_none()),
+        // Every exact occurrence left unmatched splits a `\r\n` pair.
+        Err(ReplaceError::NotFound) => {
+            for at in memmem::find_iter(&content, &old) {
+                let end = at + old.len();
+                let starts_inside = at > 0 && content[at - 1] == b'\r' && content[at] == b'\n';
+                let ends_inside =
+                    end < content.len() && content[end - 1] == b'\r' && content[end] == b'\n';
+                assert!(starts_inside || ends_inside);
+            }
+        }
     }
     let text = String::from_utf8_lossy(&content);
     if let Some(c) = closest_region(&text, &String::from_utf8_lossy(&old)) {

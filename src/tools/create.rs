@@ -6,9 +6,11 @@ use crate::error::{ToolError, ToolResult};
 use crate::fsutil;
 use crate::scope::ScopedPath;
 use crate::text::lines::hash_bytes;
+use crate::text::replace::{Eol, to_crlf, uniform_eol};
 use rmcp::model::{CallToolResult, Tool};
 use schemars::JsonSchema;
 use serde::Deserialize;
+use std::borrow::Cow;
 use std::fs;
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -99,6 +101,21 @@ pub fn write_whole_file(
         Err(e) => return Err(ToolError::io(&path.shown, "write", &e)),
     };
     let existed = before.is_some();
+    let (content, eol_note) = match &before {
+        Some(Some(old)) => keep_crlf(old, content),
+        _ => (Cow::Borrowed(content), ""),
+    };
+    let content: &[u8] = &content;
+    if !eol_note.is_empty() {
+        // A CRLF rewrite is longer than the content checked above.
+        fsutil::check_size(
+            content.len() as u64,
+            ctx.max_file_size(),
+            &path.shown,
+            "create_file",
+            "write a smaller file, or raise --max-file-size",
+        )?;
+    }
     if dry_run {
         let diff = match &before {
             Some(Some(old)) => super::edit::diff_text(ctx, path, Some(old), content),
@@ -109,7 +126,7 @@ pub fn write_whole_file(
                 .to_string(),
         };
         return Ok(text_result(format!(
-            "Dry run: nothing was written. {} {} would change as follows:\n{diff}",
+            "Dry run: nothing was written. {} {} would change as follows{eol_note}:\n{diff}",
             if existed { "Overwriting" } else { "Creating" },
             path.shown.display()
         )));
@@ -135,9 +152,27 @@ pub fn write_whole_file(
     let lines = content.iter().filter(|&&b| b == b'\n').count()
         + usize::from(!content.is_empty() && !content.ends_with(b"\n"));
     Ok(text_result(format!(
-        "{} {} ({} bytes, {lines} lines)",
+        "{} {} ({} bytes, {lines} lines){eol_note}",
         if existed { "Overwrote" } else { "Created" },
         path.shown.display(),
         content.len()
     )))
+}
+
+/// Content written over an existing file whose line breaks are all CRLF, when the new
+/// content's are all bare `\n`, takes CRLF: a model rewriting a file cannot see its
+/// CRs, and a CRLF-only format (`.bat`, `.sln`) must stay one. Content with any `\r\n`
+/// of its own, a new file, an LF or mixed file: written as sent.
+fn keep_crlf<'a>(old: &[u8], content: &'a [u8]) -> (Cow<'a, [u8]>, &'static str) {
+    if content.contains(&b'\n')
+        && memchr::memmem::find(content, b"\r\n").is_none()
+        && uniform_eol(old) == Some(Eol::Crlf)
+    {
+        (
+            Cow::Owned(to_crlf(content)),
+            ", with CRLF line endings as the file had",
+        )
+    } else {
+        (Cow::Borrowed(content), "")
+    }
 }

@@ -6,7 +6,7 @@ use crate::error::{ToolError, ToolResult};
 use crate::fsutil;
 use crate::scope::ScopedPath;
 use crate::text::lines::numbered_excerpt;
-use crate::text::replace::to_crlf;
+use crate::text::replace::{Eol, eol_at, with_eol};
 use rmcp::model::CallToolResult;
 
 pub fn run(
@@ -49,16 +49,11 @@ fn count_lines(content: &[u8]) -> usize {
     newlines + usize::from(!content.is_empty() && !content.ends_with(b"\n"))
 }
 
-/// Inserts `text` as whole lines after line `after` (0 = at the top), in the file's line
-/// ending style. Returns the new content, the first inserted line's number and how many
-/// lines were inserted.
+/// Inserts `text` as whole lines after line `after` (0 = at the top), its line breaks in
+/// the ending of the line it follows (the first line's, at the top: `eol_at`), so a
+/// mixed file keeps every other line as it was. Returns the new content, the first
+/// inserted line's number and how many lines were inserted.
 pub fn insert_after(content: &[u8], after: usize, text: &[u8]) -> (Vec<u8>, usize, usize) {
-    let crlf = memchr::memmem::find(content, b"\r\n").is_some();
-    let mut block = if crlf { to_crlf(text) } else { text.to_vec() };
-    let eol: &[u8] = if crlf { b"\r\n" } else { b"\n" };
-    if !block.ends_with(b"\n") {
-        block.extend_from_slice(eol);
-    }
     let offset = if after == 0 {
         0
     } else {
@@ -67,6 +62,12 @@ pub fn insert_after(content: &[u8], after: usize, text: &[u8]) -> (Vec<u8>, usiz
             .map(|i| i + 1)
             .unwrap_or(content.len())
     };
+    let eol = eol_at(content, offset.saturating_sub(1)).unwrap_or(Eol::Lf);
+    let mut block = with_eol(text, eol).into_owned();
+    if !block.ends_with(b"\n") {
+        block.extend_from_slice(eol.bytes());
+    }
+    let eol = eol.bytes();
     let mut out = Vec::with_capacity(content.len() + block.len() + 2);
     out.extend_from_slice(&content[..offset]);
     // Appending after a last line that has no newline: end that line first.
@@ -96,5 +97,13 @@ mod tests {
             b"a\r\nx\r\ny\r\nb\r\n"
         );
         assert_eq!(insert_after(b"", 0, b"x").0, b"x\n");
+        // A mixed file: the inserted lines take the ending of the line they follow.
+        assert_eq!(
+            insert_after(b"a\r\nb\nc\r\n", 2, b"x\r\ny").0,
+            b"a\r\nb\nx\ny\nc\r\n"
+        );
+        assert_eq!(insert_after(b"a\nb\r\n", 0, b"x\ny").0, b"x\ny\na\nb\r\n");
+        // Appended after a last line without a break: that line's predecessor's ending.
+        assert_eq!(insert_after(b"a\r\nb", 2, b"x").0, b"a\r\nb\r\nx\r\n");
     }
 }
