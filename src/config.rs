@@ -263,10 +263,45 @@ pub struct Cli {
     #[arg(long, env = "BORIS_LOG_FORMAT", value_enum, default_value = "text")]
     pub log_format: LogFormat,
 
+    /// Confine every command Boris starts (issue 18): writes only in the allowed
+    /// directories, the session's TMPDIR and --sandbox-write; the deny list, the server
+    /// and other sessions out of reach. auto: on wherever the kernel can (a warning where
+    /// it cannot); on: refuse to start if it cannot; off: unconfined.
+    #[arg(long, env = "BORIS_SANDBOX", value_enum, default_value = "auto")]
+    pub sandbox: crate::sandbox::Mode,
+
+    /// A directory sandboxed commands may write besides the allowed ones (repeatable),
+    /// e.g. a package cache (~/.cargo, ~/.npm, ~/.cache). Env: BORIS_SANDBOX_WRITE.
+    #[arg(long = "sandbox-write", value_name = "DIR")]
+    pub sandbox_write: Vec<PathBuf>,
+
+    /// Narrow what sandboxed commands may read to these directories (repeatable) plus
+    /// the allowed and writable ones and the system's (/usr, /etc, …); default:
+    /// everything but the deny list. Env: BORIS_SANDBOX_READ.
+    #[arg(long = "sandbox-read", value_name = "DIR")]
+    pub sandbox_read: Vec<PathBuf>,
+
+    /// Whether sandboxed commands may open TCP connections and listen (off blocks TCP
+    /// connect and bind; with user namespaces, every network but an unconfigured one).
+    #[arg(long, env = "BORIS_SANDBOX_NETWORK", value_enum, default_value = "on")]
+    pub sandbox_network: OnOff,
+
+    /// Let sandboxed commands and the file tools write git's config and hooks (by default
+    /// read-only: they run outside the sandbox the next time the user runs git).
+    #[arg(long, env = "BORIS_SANDBOX_ALLOW_GIT_CONFIG", value_parser = clap::builder::BoolishValueParser::new(), default_value_t = false, num_args = 0..=1, default_missing_value = "true")]
+    pub sandbox_allow_git_config: bool,
+
     /// Ids of the arguments whose value came from their BORIS_* variable (filled by
     /// [`Cli::parse_from_env`]), so an error can name the variable the user set.
     #[arg(skip)]
     pub from_env: Vec<String>,
+}
+
+/// A switch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OnOff {
+    On,
+    Off,
 }
 
 /// What `boris <subcommand>` does instead of serving.
@@ -315,6 +350,9 @@ pub struct Config {
     pub session_idle_timeout: Duration,
     pub log_level: LogLevel,
     pub log_format: LogFormat,
+    /// The sandbox commands run in; `None`: unconfined (`--sandbox off`, or `auto` where
+    /// the kernel cannot).
+    pub sandbox: Option<crate::sandbox::Sandbox>,
     /// Things worth a warning at start (logged once logging is set up), e.g. serving the
     /// whole home directory because Boris was started there without --workdir.
     pub warnings: Vec<String>,
@@ -488,6 +526,51 @@ impl Cli {
             }
         };
 
+        let mut writable = allow_dirs.clone();
+        let (write_raw, write_name) = list_or_env(
+            self.sandbox_write
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect(),
+            &env,
+            "--sandbox-write",
+            "BORIS_SANDBOX_WRITE",
+        );
+        for dir in write_raw {
+            let canon = canonical_dir(&workdir.join(dir), write_name)?;
+            if !writable.contains(&canon) {
+                writable.push(canon);
+            }
+        }
+        let (read_raw, read_name) = list_or_env(
+            self.sandbox_read
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect(),
+            &env,
+            "--sandbox-read",
+            "BORIS_SANDBOX_READ",
+        );
+        let mut readable = Vec::new();
+        for dir in read_raw {
+            readable.push(canonical_dir(&workdir.join(dir), read_name)?);
+        }
+        let policy = crate::sandbox::Policy {
+            write: writable,
+            read: readable,
+            deny_patterns: deny_patterns.clone(),
+            network: self.sandbox_network == OnOff::On,
+            protect_git: !self.sandbox_allow_git_config,
+        };
+        let support = if self.sandbox == crate::sandbox::Mode::Off {
+            crate::sandbox::Support::default()
+        } else {
+            crate::sandbox::Support::probe()
+        };
+        let (sandbox, sandbox_warning) =
+            crate::sandbox::Sandbox::new(self.sandbox, support, policy).map_err(ConfigError)?;
+        warnings.extend(sandbox_warning);
+
         if let Some(token) = &self.token
             && token.trim().is_empty()
         {
@@ -528,6 +611,7 @@ impl Cli {
             session_idle_timeout: Duration::from_secs(self.session_idle_timeout),
             log_level: self.log_level,
             log_format: self.log_format,
+            sandbox,
             warnings,
         })
     }

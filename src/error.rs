@@ -25,6 +25,8 @@ pub enum ErrorCode {
     GlobInvalidType,
     BashEmptyCommand,
     BashStartFailed,
+    /// The sandbox could not confine a command, so it was not run (issue 18).
+    SandboxFailed,
     BashTaskLimit,
     BashTaskNotFound,
     /// A file read or edited as a Jupyter notebook is not one (claude-code profile).
@@ -52,6 +54,7 @@ impl ErrorCode {
             ErrorCode::GlobInvalidType => "GLOB_INVALID_TYPE",
             ErrorCode::BashEmptyCommand => "BASH_EMPTY_COMMAND",
             ErrorCode::BashStartFailed => "BASH_START_FAILED",
+            ErrorCode::SandboxFailed => "SANDBOX_FAILED",
             ErrorCode::BashTaskLimit => "BASH_TASK_LIMIT",
             ErrorCode::BashTaskNotFound => "BASH_TASK_NOT_FOUND",
             ErrorCode::NotebookInvalid => "NOTEBOOK_INVALID",

@@ -12,6 +12,7 @@ pub mod exec;
 pub mod fsutil;
 pub mod logfmt;
 pub mod mcp_tasks;
+pub mod sandbox;
 pub mod scope;
 pub mod search;
 pub mod server;

@@ -9,6 +9,11 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 fn main() -> ExitCode {
+    // A session's jail (issue 18): the same binary, re-executed by the server.
+    if std::env::args_os().nth(1).as_deref() == Some(std::ffi::OsStr::new(boris::sandbox::JAIL_ARG))
+    {
+        boris::sandbox::jail::main();
+    }
     let env = |name: &str| std::env::var(name).ok();
     let cli = match Cli::parse_from_env(std::env::args_os().collect(), env) {
         Ok(cli) => cli,

@@ -30,6 +30,9 @@ pub struct Workspace {
     offered: Mutex<std::collections::HashSet<PathBuf>>,
     /// What Boris's writes replaced, for `undo_edit` (issue 15 §3).
     history: Mutex<crate::edit_history::EditHistory>,
+    /// This session's jail, started at its first command when the sandbox is on; it
+    /// goes (and every process in it) with the workspace.
+    pub jail: Mutex<Option<std::sync::Arc<crate::sandbox::client::Jail>>>,
 }
 
 impl std::fmt::Debug for Workspace {
@@ -69,6 +72,7 @@ impl Workspace {
             mcp_tasks: Default::default(),
             offered: Mutex::default(),
             history: Mutex::default(),
+            jail: Mutex::default(),
         }
     }
 

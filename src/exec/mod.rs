@@ -122,6 +122,9 @@ pub struct Spawn<'a> {
     pub env: &'a [(String, String)],
     /// Where a script too long for the argument list is written for the shell to read.
     pub scratch: &'a Path,
+    /// The session's sandbox, which starts the shell confined (issue 18); `None`: the
+    /// shell is Boris's own child, unconfined.
+    pub jail: Option<&'a crate::sandbox::client::Jail>,
 }
 
 /// The environment every command gets, so that programs which would wait for a person
@@ -219,22 +222,37 @@ impl Running {
         } else {
             None
         };
-        let mut cmd = Command::new(spec.shell);
-        match &script_file {
-            Some(path) => cmd.arg("-c").arg(r#". "$0""#).arg(path.as_os_str()),
-            None => cmd.arg("-c").arg(spec.script),
-        };
-        cmd.current_dir(spec.cwd)
-            .envs(spec.env.iter().map(|(k, v)| (k, v)))
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            // The bearer token is Boris's secret, not the command's.
-            .env_remove("BORIS_TOKEN")
-            .env(TAG_VAR, &tag)
-            .process_group(0);
-        let mut child = cmd.spawn()?;
-        let pid = child.id() as i32;
+        let (exit_tx, exit_rx) = watch::channel(None);
+        let (pid, pipes, waiter): (i32, [Option<Pipe>; 2], Option<std::process::Child>) =
+            match spec.jail {
+                Some(jail) => {
+                    let (pid, pipes) =
+                        spawn_jailed(jail, &spec, script_file.as_deref(), &tag, exit_tx.clone())?;
+                    (pid, pipes, None)
+                }
+                None => {
+                    let mut cmd = Command::new(spec.shell);
+                    match &script_file {
+                        Some(path) => cmd.arg("-c").arg(r#". "$0""#).arg(path.as_os_str()),
+                        None => cmd.arg("-c").arg(spec.script),
+                    };
+                    cmd.current_dir(spec.cwd)
+                        .envs(spec.env.iter().map(|(k, v)| (k, v)))
+                        .stdin(Stdio::null())
+                        .stdout(Stdio::piped())
+                        .stderr(Stdio::piped())
+                        // The bearer token is Boris's secret, not the command's.
+                        .env_remove("BORIS_TOKEN")
+                        .env(TAG_VAR, &tag)
+                        .process_group(0);
+                    let mut child = cmd.spawn()?;
+                    let pipes = [
+                        child.stdout.take().map(|p| Box::new(p) as Pipe),
+                        child.stderr.take().map(|p| Box::new(p) as Pipe),
+                    ];
+                    (child.id() as i32, pipes, Some(child))
+                }
+            };
         // Removed once the shell has exited (the waiter below owns it).
         let script_file = script_file;
         live_groups().get_or_insert_with(HashSet::new).insert(pid);
@@ -246,17 +264,8 @@ impl Running {
         let (open_tx, open_rx) = watch::channel(2usize);
         let open_tx = Arc::new(open_tx);
 
-        let pipes: [(Option<Pipe>, &Arc<Mutex<Capture>>); 2] = [
-            (
-                child.stdout.take().map(|p| Box::new(p) as Box<dyn ReadFd>),
-                &stdout,
-            ),
-            (
-                child.stderr.take().map(|p| Box::new(p) as Box<dyn ReadFd>),
-                &stderr,
-            ),
-        ];
-        for (pipe, capture) in pipes {
+        let [out_pipe, err_pipe] = pipes;
+        for (pipe, capture) in [(out_pipe, &stdout), (err_pipe, &stderr)] {
             let (capture, stop, activity, open_tx) = (
                 capture.clone(),
                 stop_readers.clone(),
@@ -273,24 +282,43 @@ impl Running {
                 })?;
         }
 
-        let (exit_tx, exit_rx) = watch::channel(None);
-        std::thread::Builder::new()
-            .name("boris-waiter".into())
-            .spawn(move || {
-                // Reaping the shell here means it never lingers as a zombie.
-                let code = match child.wait() {
-                    Ok(status) => {
-                        use std::os::unix::process::ExitStatusExt;
-                        status
-                            .code()
-                            .or_else(|| status.signal().map(|s| 128 + s))
-                            .unwrap_or(-1)
-                    }
-                    Err(_) => -1,
-                };
-                drop(script_file);
-                let _ = exit_tx.send(Some(Exit { code }));
-            })?;
+        match waiter {
+            Some(mut child) => {
+                std::thread::Builder::new()
+                    .name("boris-waiter".into())
+                    .spawn(move || {
+                        // Reaping the shell here means it never lingers as a zombie.
+                        let code = match child.wait() {
+                            Ok(status) => {
+                                use std::os::unix::process::ExitStatusExt;
+                                status
+                                    .code()
+                                    .or_else(|| status.signal().map(|s| 128 + s))
+                                    .unwrap_or(-1)
+                            }
+                            Err(_) => -1,
+                        };
+                        drop(script_file);
+                        let _ = exit_tx.send(Some(Exit { code }));
+                    })?;
+            }
+            // The jail reaps it and reports its exit; the script file goes once it did.
+            None => {
+                if let Some(file) = script_file {
+                    let mut rx = exit_rx.clone();
+                    std::thread::Builder::new()
+                        .name("boris-script".into())
+                        .spawn(move || {
+                            while rx.borrow_and_update().is_none() {
+                                if futures::executor::block_on(rx.changed()).is_err() {
+                                    break;
+                                }
+                            }
+                            drop(file);
+                        })?;
+                }
+            }
+        }
 
         Ok(Running {
             pid,
@@ -376,6 +404,60 @@ impl Running {
             .await
             .is_ok_and(|r| r.is_ok())
     }
+}
+
+/// Starts the shell through the session's jail: pipes for its output, `/dev/null` for its
+/// input, the environment Boris would give it, plus `TMPDIR`. Returns the shell's pid and
+/// the read ends of its pipes.
+fn spawn_jailed(
+    jail: &crate::sandbox::client::Jail,
+    spec: &Spawn<'_>,
+    script_file: Option<&Path>,
+    tag: &str,
+    exit: watch::Sender<Option<Exit>>,
+) -> std::io::Result<(i32, [Option<Pipe>; 2])> {
+    use std::ffi::OsString;
+    use std::os::unix::ffi::OsStringExt;
+    let (out_r, out_w) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)?;
+    let (err_r, err_w) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)?;
+    let null = std::os::fd::OwnedFd::from(std::fs::File::open("/dev/null")?);
+    let mut argv: Vec<OsString> = vec![spec.shell.as_os_str().to_owned(), "-c".into()];
+    match script_file {
+        Some(path) => {
+            argv.push(r#". "$0""#.into());
+            argv.push(jail.command_path(path).into_os_string());
+        }
+        None => argv.push(spec.script.into()),
+    }
+    let mut vars: Vec<(OsString, OsString)> = std::env::vars_os()
+        .filter(|(k, _)| k != "BORIS_TOKEN" && k != "TMPDIR")
+        .collect();
+    let mut set = |k: &str, v: OsString| {
+        vars.retain(|(key, _)| key != k);
+        vars.push((k.into(), v));
+    };
+    for (k, v) in spec.env {
+        set(k, v.into());
+    }
+    set(TAG_VAR, tag.into());
+    set("TMPDIR", jail.tmpdir().into_os_string());
+    let env = vars
+        .into_iter()
+        .map(|(k, v)| {
+            let mut e = k.into_vec();
+            e.push(b'=');
+            e.extend(v.into_vec());
+            OsString::from_vec(e)
+        })
+        .collect();
+    let pid = jail.spawn(argv, spec.cwd, env, [null, out_w, err_w], false, exit)?;
+    Ok((
+        pid,
+        [
+            Some(Box::new(std::fs::File::from(out_r)) as Pipe),
+            Some(Box::new(std::fs::File::from(err_r)) as Pipe),
+        ],
+    ))
 }
 
 impl Drop for Running {

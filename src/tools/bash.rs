@@ -279,6 +279,7 @@ pub fn start_shell(
     stdout: Limits,
     stderr: Limits,
 ) -> ToolResult<Running> {
+    let jail = session_jail(ctx)?;
     Running::spawn(Spawn {
         shell: &ctx.shared.shell,
         script,
@@ -286,7 +287,10 @@ pub fn start_shell(
         stdout,
         stderr,
         env: &ctx.shared.command_env,
-        scratch: ctx.shared.spill.path(),
+        scratch: jail
+            .as_ref()
+            .map_or(ctx.shared.spill.path(), |j| j.host_tmp()),
+        jail: jail.as_deref(),
     })
     .map_err(|e| {
         ToolError::new(
@@ -299,6 +303,38 @@ pub fn start_shell(
             ),
         )
     })
+}
+
+/// The session's jail when the sandbox is on, started at its first command. A jail that
+/// cannot be set up fails the call, never runs the command unconfined.
+fn session_jail(ctx: &Ctx) -> ToolResult<Option<std::sync::Arc<crate::sandbox::client::Jail>>> {
+    let Some(sandbox) = &ctx.shared.config.sandbox else {
+        return Ok(None);
+    };
+    let mut slot = ctx.ws.jail.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(jail) = &*slot {
+        return Ok(Some(jail.clone()));
+    }
+    let dir = ctx.shared.spill.file(&ctx.shared.spill.next("session"));
+    let hidden = vec![ctx.shared.spill.path().to_path_buf()];
+    match crate::sandbox::client::Jail::start(sandbox, &dir, hidden) {
+        Ok(jail) => {
+            for note in &jail.notes {
+                tracing::warn!("sandbox: {note}");
+            }
+            let jail = std::sync::Arc::new(jail);
+            *slot = Some(jail.clone());
+            Ok(Some(jail))
+        }
+        Err(e) => Err(ToolError::new(
+            ErrorCode::SandboxFailed,
+            format!(
+                "the command was not run: its sandbox could not be set up ({e}). This is a \
+                 fault of the server's setup, not of the command; --sandbox off runs commands \
+                 unconfined"
+            ),
+        )),
+    }
 }
 
 /// How a foreground wait ended.

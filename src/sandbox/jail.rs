@@ -1,0 +1,687 @@
+//! The jail: one process per session that starts every command of that session, confined
+//! (issue 18). Boris starts it as `boris __jail` (a re-exec of its own binary, so the jail
+//! is a fresh single-threaded process that may allocate between `fork` and `exec`) with
+//! the control socket as fd 3, sends [`Request::Setup`], then one [`Request::Spawn`] per
+//! command.
+//!
+//! With namespaces the jail makes a user namespace (the caller's uid and gid mapped to
+//! themselves), then mount and PID namespaces (and a network one when the network is
+//! off) and forks their PID 1, the *init*, which does the rest: a fresh `/proc` (the
+//! server and other sessions are not in it), the session's temporary directory at `/tmp`,
+//! a private `/dev/shm`, Boris's own files hidden, and before every command an unreadable
+//! placeholder over each denied file and a read-only bind over git's config and hooks.
+//! Each command then confines itself with Landlock (filesystem, TCP, abstract sockets)
+//! and drops every capability before `exec`. When init dies — Boris closed the socket or
+//! killed it — the kernel kills every process of the namespace: nothing a command started
+//! outlives its session, daemon or not.
+//!
+//! Without namespaces (they are forbidden: Ubuntu 24.04's default, most containers) the
+//! jail confines itself once with Landlock, signal scoping included, and its commands
+//! share that one domain: they may signal each other, not the server nor other sessions.
+
+use super::wire::{Reply, Request, Setup};
+use landlock::{
+    ABI, Access, AccessFs, AccessNet, BitFlags, CompatLevel, Compatible, PathBeneath, PathFd,
+    Ruleset, RulesetAttr, RulesetCreated, RulesetCreatedAttr, Scope,
+};
+use nix::sys::socket::{ControlMessageOwned, MsgFlags, recvmsg};
+use std::collections::{HashMap, HashSet};
+use std::ffi::{CString, OsString};
+use std::io::IoSliceMut;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+/// The control socket's descriptor in the jail.
+pub const CONTROL_FD: RawFd = 3;
+
+/// The largest message either side sends (a `SOCK_SEQPACKET` packet).
+pub const MAX_MESSAGE: usize = 256 * 1024;
+
+/// The jail's `main`: never returns.
+pub fn main() -> ! {
+    // SAFETY: Boris passes the control socket as fd 3 and nothing else owns it.
+    let control = unsafe { OwnedFd::from_raw_fd(CONTROL_FD) };
+    let code = match run(&control) {
+        Ok(()) => 0,
+        Err(e) => {
+            let _ = send(&control, &Reply::SetupFailed { error: e });
+            1
+        }
+    };
+    std::process::exit(code)
+}
+
+fn run(control: &OwnedFd) -> Result<(), String> {
+    let (request, _) = receive(control).map_err(|e| format!("no setup: {e}"))?;
+    let Some(Request::Setup(setup)) = request else {
+        return Err("the first message was not the setup".into());
+    };
+    let mut notes = Vec::new();
+    let mut placeholders = None;
+    if setup.namespaces {
+        enter_namespaces(&setup)?;
+        // Now PID 1 of the new namespace.
+        placeholders = Some(init_mounts(&setup, &mut notes)?);
+    } else {
+        // Orphans (a double fork) are reparented here, so they are reaped and findable.
+        unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) };
+    }
+    let ruleset = if setup.landlock_abi > 0 {
+        Some(build_ruleset(&setup, &mut notes)?)
+    } else {
+        None
+    };
+    if !setup.namespaces
+        && let Some(r) = &ruleset
+    {
+        // One domain for the whole session: its commands may signal one another.
+        restrict(r)?;
+    }
+    send(control, &Reply::Ready { notes }).map_err(|e| e.to_string())?;
+    serve(control, &setup, ruleset.as_ref(), placeholders.as_ref())
+}
+
+/// User namespace first (it grants the rights the others need), then mount, PID and —
+/// network off — network; then fork: the child is PID 1 and goes on, this process waits
+/// for it and exits with it.
+fn enter_namespaces(setup: &Setup) -> Result<(), String> {
+    let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
+    if unsafe { libc::unshare(libc::CLONE_NEWUSER) } != 0 {
+        return Err(format!(
+            "unshare(user): {}",
+            std::io::Error::last_os_error()
+        ));
+    }
+    write_proc("/proc/self/setgroups", "deny")?;
+    write_proc("/proc/self/uid_map", &format!("{uid} {uid} 1"))?;
+    write_proc("/proc/self/gid_map", &format!("{gid} {gid} 1"))?;
+    let mut flags = libc::CLONE_NEWNS | libc::CLONE_NEWPID;
+    if !setup.network {
+        flags |= libc::CLONE_NEWNET;
+    }
+    if unsafe { libc::unshare(flags) } != 0 {
+        return Err(format!(
+            "unshare(mount, pid): {}",
+            std::io::Error::last_os_error()
+        ));
+    }
+    match unsafe { libc::fork() } {
+        -1 => Err(format!("fork: {}", std::io::Error::last_os_error())),
+        0 => {
+            // Init dies with the process that waits for it (Boris kills that one).
+            unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) };
+            Ok(())
+        }
+        child => {
+            // The waiter keeps no copy of the socket: Boris sees EOF when init is gone.
+            unsafe { libc::close(CONTROL_FD) };
+            let mut status = 0;
+            while unsafe { libc::waitpid(child, &mut status, 0) } == -1
+                && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted
+            {
+            }
+            std::process::exit(0)
+        }
+    }
+}
+
+fn write_proc(path: &str, text: &str) -> Result<(), String> {
+    std::fs::write(path, text).map_err(|e| format!("{path}: {e}"))
+}
+
+fn mount(
+    src: Option<&Path>,
+    target: &Path,
+    fstype: Option<&str>,
+    flags: libc::c_ulong,
+) -> std::io::Result<()> {
+    let c = |p: &Path| CString::new(p.as_os_str().as_bytes()).ok();
+    let src = src.and_then(c);
+    let target = c(target).ok_or_else(|| std::io::Error::from(std::io::ErrorKind::InvalidInput))?;
+    let fstype = fstype.and_then(|t| CString::new(t).ok());
+    let rc = unsafe {
+        libc::mount(
+            src.as_ref().map_or(std::ptr::null(), |s| s.as_ptr()),
+            target.as_ptr(),
+            fstype.as_ref().map_or(std::ptr::null(), |s| s.as_ptr()),
+            flags,
+            std::ptr::null(),
+        )
+    };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
+/// Binds `src` over `target`, read-only.
+fn bind_read_only(src: &Path, target: &Path) -> std::io::Result<()> {
+    mount(Some(src), target, None, libc::MS_BIND | libc::MS_REC)?;
+    mount(
+        None,
+        target,
+        None,
+        libc::MS_BIND | libc::MS_REMOUNT | libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV,
+    )
+}
+
+/// An empty file and an empty directory, both mode 000, bound over what a command must
+/// not read: opening either fails with "Permission denied" (capabilities are dropped, so
+/// root's too). Held open, since the path they were made at may be hidden later.
+struct Placeholders {
+    file: OwnedFd,
+    dir: OwnedFd,
+}
+
+fn open_path(path: &Path) -> std::io::Result<OwnedFd> {
+    let c = CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| std::io::Error::from(std::io::ErrorKind::InvalidInput))?;
+    let fd = unsafe { libc::open(c.as_ptr(), libc::O_PATH | libc::O_CLOEXEC) };
+    if fd < 0 {
+        Err(std::io::Error::last_os_error())
+    } else {
+        // SAFETY: just opened, owned by nobody else.
+        Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+    }
+}
+
+/// Where a descriptor can be named as a mount source (once the new /proc is up, or the
+/// host's before it).
+fn fd_path(fd: &OwnedFd) -> PathBuf {
+    PathBuf::from(format!("/proc/self/fd/{}", fd.as_raw_fd()))
+}
+
+fn make_placeholders(setup: &Setup) -> std::io::Result<Placeholders> {
+    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+    // Beside the session's TMPDIR, in Boris's private directory, which no command sees.
+    let base = setup.tmp.parent().unwrap_or(&setup.tmp);
+    let file = base.join("denied-file");
+    let dir = base.join("denied-dir");
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o000)
+        .open(&file)?;
+    match std::fs::DirBuilder::new().mode(0o000).create(&dir) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(e) => return Err(e),
+    }
+    Ok(Placeholders {
+        file: open_path(&file)?,
+        dir: open_path(&dir)?,
+    })
+}
+
+/// The mounts made once, in init: a fresh /proc; the session's TMPDIR as /tmp, with every
+/// granted tree that lay under the host's /tmp bound back at its place; a private
+/// /dev/shm; Boris's own files hidden.
+fn init_mounts(setup: &Setup, notes: &mut Vec<String>) -> Result<Placeholders, String> {
+    // Nothing done here may reach the host's mount table.
+    mount(None, Path::new("/"), None, libc::MS_REC | libc::MS_PRIVATE)
+        .map_err(|e| format!("making the mounts private: {e}"))?;
+    let placeholders = make_placeholders(setup).map_err(|e| format!("placeholders: {e}"))?;
+    // Trees under /tmp, opened before /tmp is replaced.
+    let tmp_root = Path::new("/tmp");
+    let under_tmp: Vec<(PathBuf, OwnedFd)> = setup
+        .write
+        .iter()
+        .chain(&setup.read)
+        .filter(|p| p.starts_with(tmp_root) && p.as_path() != tmp_root)
+        .filter_map(|p| open_path(p).ok().map(|fd| (p.clone(), fd)))
+        .collect();
+    let session_tmp = open_path(&setup.tmp).map_err(|e| format!("TMPDIR: {e}"))?;
+    if let Err(e) = mount(
+        Some(Path::new("proc")),
+        Path::new("/proc"),
+        Some("proc"),
+        libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+    ) {
+        // A container's /proc with masked entries forbids a fresh one (EPERM).
+        notes.push(format!(
+            "the server's /proc entries stay visible (a fresh /proc was refused: {e}); their \
+             environment and memory are still unreadable"
+        ));
+    }
+    match mount(Some(&fd_path(&session_tmp)), tmp_root, None, libc::MS_BIND) {
+        Ok(()) => {
+            for (path, fd) in &under_tmp {
+                let made = std::fs::create_dir_all(path).and_then(|()| {
+                    mount(Some(&fd_path(fd)), path, None, libc::MS_BIND | libc::MS_REC)
+                });
+                if let Err(e) = made {
+                    notes.push(format!("{} is not reachable ({e})", path.display()));
+                }
+            }
+        }
+        Err(e) => notes.push(format!("/tmp is the host's (binding TMPDIR failed: {e})")),
+    }
+    if let Err(e) = mount(
+        Some(Path::new("tmpfs")),
+        Path::new("/dev/shm"),
+        Some("tmpfs"),
+        libc::MS_NOSUID | libc::MS_NODEV,
+    ) {
+        notes.push(format!("/dev/shm is the host's ({e})"));
+    }
+    for hidden in &setup.hidden {
+        if let Err(e) = cover(hidden, &placeholders) {
+            if e.kind() != std::io::ErrorKind::NotFound {
+                notes.push(format!("{} is not hidden: {e}", hidden.display()));
+            }
+        }
+    }
+    Ok(placeholders)
+}
+
+fn cover(target: &Path, p: &Placeholders) -> std::io::Result<()> {
+    let meta = std::fs::symlink_metadata(target)?;
+    let src = if meta.is_dir() { &p.dir } else { &p.file };
+    bind_read_only(&fd_path(src), target)
+}
+
+/// Before each command: every denied path under the writable trees gets a placeholder,
+/// and git's config and hooks a read-only bind over themselves. Paths already covered
+/// are remembered.
+fn refresh_covers(setup: &Setup, covered: &mut HashSet<PathBuf>, p: &Placeholders) {
+    let Ok(deny) = crate::scope::Scope::new(Vec::new(), setup.deny_patterns.clone()) else {
+        return;
+    };
+    let found = super::paths::find_protected(&setup.write, &deny, setup.protect_git);
+    for (path, kind) in found {
+        if covered.contains(&path) {
+            continue;
+        }
+        let done = match kind {
+            super::paths::Protect::Deny => cover(&path, p),
+            super::paths::Protect::ReadOnly => bind_read_only(&path, &path),
+        };
+        if done.is_ok() {
+            covered.insert(path);
+        }
+    }
+}
+
+fn build_ruleset(setup: &Setup, notes: &mut Vec<String>) -> Result<RulesetCreated, String> {
+    let abi = ABI::from(setup.landlock_abi as i32);
+    let read = AccessFs::from_read(abi);
+    let all = AccessFs::from_all(abi);
+    let err = |e: &dyn std::fmt::Display| format!("landlock: {e}");
+    let mut ruleset = Ruleset::default()
+        // Each right this ABI lacks would only be a smaller promise; `status` says which.
+        .set_compatibility(CompatLevel::BestEffort)
+        .handle_access(all)
+        .map_err(|e| err(&e))?;
+    let network_rules = !setup.network && abi >= ABI::V4;
+    if network_rules {
+        ruleset = ruleset
+            .handle_access(AccessNet::BindTcp | AccessNet::ConnectTcp)
+            .map_err(|e| err(&e))?;
+    }
+    if abi >= ABI::V6 {
+        // Without a PID namespace, signal scoping is what keeps the server and other
+        // sessions out of reach; with the network off, the network namespace already
+        // isolates abstract sockets (and a command's own processes may use them).
+        let scopes = match (setup.namespaces, setup.network) {
+            (false, _) => Scope::Signal | Scope::AbstractUnixSocket,
+            (true, true) => Scope::AbstractUnixSocket.into(),
+            (true, false) => BitFlags::EMPTY,
+        };
+        if !scopes.is_empty() {
+            ruleset = ruleset.scope(scopes).map_err(|e| err(&e))?;
+        }
+    }
+    let mut created = ruleset.create().map_err(|e| err(&e))?;
+    let mut add = |path: &Path, access| -> Result<(), String> {
+        match PathFd::new(path) {
+            Ok(fd) => {
+                created
+                    .as_mut()
+                    .add_rule(PathBeneath::new(fd, access))
+                    .map_err(|e| err(&e))?;
+                Ok(())
+            }
+            // A path that does not exist grants nothing.
+            Err(_) => Ok(()),
+        }
+    };
+    for path in super::paths::read_rules(&setup.read, &setup.hidden, setup.namespaces) {
+        add(&path, read)?;
+    }
+    for path in &setup.write {
+        add(path, all)?;
+    }
+    // With namespaces TMPDIR is /tmp (its host path is out of sight there).
+    add(
+        if setup.namespaces {
+            Path::new("/tmp")
+        } else {
+            &setup.tmp
+        },
+        all,
+    )?;
+    let device = AccessFs::from_file(abi) & !AccessFs::Execute;
+    for dev in super::paths::DEVICES {
+        add(Path::new(dev), device)?;
+    }
+    add(Path::new("/dev/pts"), device | AccessFs::ReadDir)?;
+    add(Path::new("/dev/shm"), all)?;
+    if !setup.network && abi < ABI::V4 && !setup.namespaces {
+        notes.push(format!(
+            "network not blocked (Landlock ABI {} has no TCP rules)",
+            setup.landlock_abi
+        ));
+    }
+    Ok(created)
+}
+
+fn restrict(ruleset: &RulesetCreated) -> Result<(), String> {
+    let status = ruleset
+        .try_clone()
+        .map_err(|e| format!("landlock: {e}"))?
+        .restrict_self()
+        .map_err(|e| format!("landlock: {e}"))?;
+    if status.ruleset == landlock::RulesetStatus::NotEnforced {
+        return Err("landlock: not enforced".into());
+    }
+    Ok(())
+}
+
+fn serve(
+    control: &OwnedFd,
+    setup: &Setup,
+    ruleset: Option<&RulesetCreated>,
+    placeholders: Option<&Placeholders>,
+) -> Result<(), String> {
+    use nix::sys::signal::{SigSet, Signal};
+    use nix::sys::signalfd::{SfdFlags, SignalFd};
+    let mut chld = SigSet::empty();
+    chld.add(Signal::SIGCHLD);
+    chld.thread_block().map_err(|e| e.to_string())?;
+    let sfd = SignalFd::with_flags(&chld, SfdFlags::SFD_NONBLOCK | SfdFlags::SFD_CLOEXEC)
+        .map_err(|e| e.to_string())?;
+    let mut covered = HashSet::new();
+    let mut running: HashMap<i32, u64> = HashMap::new();
+    loop {
+        let mut fds = [
+            libc::pollfd {
+                fd: control.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            },
+            libc::pollfd {
+                fd: sfd.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            },
+        ];
+        if unsafe { libc::poll(fds.as_mut_ptr(), 2, -1) } < 0 {
+            continue; // EINTR
+        }
+        if fds[1].revents != 0 {
+            while sfd.read_signal().ok().flatten().is_some() {}
+            reap(control, &mut running);
+        }
+        if fds[0].revents != 0 {
+            match receive(control) {
+                Ok((
+                    Some(Request::Spawn {
+                        id,
+                        argv,
+                        cwd,
+                        env,
+                        terminal,
+                    }),
+                    passed,
+                )) => {
+                    if let Some(p) = placeholders {
+                        refresh_covers(setup, &mut covered, p);
+                    }
+                    match spawn(
+                        control,
+                        ruleset.filter(|_| setup.namespaces),
+                        id,
+                        &argv,
+                        &cwd,
+                        &env,
+                        terminal,
+                        &passed,
+                    ) {
+                        Ok(pid) => {
+                            running.insert(pid, id);
+                        }
+                        Err(error) => {
+                            let _ = send(control, &Reply::SpawnFailed { id, error });
+                        }
+                    }
+                }
+                Ok((Some(Request::Setup(_)), _)) => {}
+                // EOF: Boris is gone or closed the session. Init's death ends the rest.
+                Ok((None, _)) => return Ok(()),
+                Err(_) => return Ok(()),
+            }
+        }
+    }
+}
+
+/// Reaps every child that exited and reports the commands among them.
+fn reap(control: &OwnedFd, running: &mut HashMap<i32, u64>) {
+    loop {
+        let mut status = 0;
+        let pid = unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) };
+        if pid <= 0 {
+            return;
+        }
+        if let Some(id) = running.remove(&pid) {
+            let code = if libc::WIFEXITED(status) {
+                libc::WEXITSTATUS(status)
+            } else if libc::WIFSIGNALED(status) {
+                128 + libc::WTERMSIG(status)
+            } else {
+                -1
+            };
+            let _ = send(control, &Reply::Exited { id, code });
+        }
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn spawn(
+    control: &OwnedFd,
+    ruleset: Option<&RulesetCreated>,
+    id: u64,
+    argv: &[OsString],
+    cwd: &Path,
+    env: &[OsString],
+    terminal: bool,
+    passed: &[OwnedFd],
+) -> Result<i32, String> {
+    if passed.len() != 3 {
+        return Err(format!("expected 3 descriptors, got {}", passed.len()));
+    }
+    let cstr = |s: &[u8]| CString::new(s).map_err(|_| "a NUL byte in an argument".to_string());
+    let argv_c: Vec<CString> = argv
+        .iter()
+        .map(|a| cstr(a.as_bytes()))
+        .collect::<Result<_, _>>()?;
+    let env_c: Vec<CString> = env
+        .iter()
+        .map(|e| cstr(e.as_bytes()))
+        .collect::<Result<_, _>>()?;
+    let Some(program) = argv_c.first() else {
+        return Err("empty argv".into());
+    };
+    let cwd_c = cstr(cwd.as_os_str().as_bytes())?;
+    let mut argv_p: Vec<*const libc::c_char> = argv_c.iter().map(|a| a.as_ptr()).collect();
+    argv_p.push(std::ptr::null());
+    let mut env_p: Vec<*const libc::c_char> = env_c.iter().map(|a| a.as_ptr()).collect();
+    env_p.push(std::ptr::null());
+    match unsafe { libc::fork() } {
+        -1 => Err(format!("fork: {}", std::io::Error::last_os_error())),
+        0 => {
+            let fail = |what: &str| -> ! {
+                let error = format!("{what}: {}", std::io::Error::last_os_error());
+                let _ = send(control, &Reply::SpawnFailed { id, error });
+                unsafe { libc::_exit(127) }
+            };
+            unsafe {
+                let empty: libc::sigset_t = std::mem::zeroed();
+                libc::sigprocmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut());
+                if terminal {
+                    libc::setsid();
+                } else {
+                    libc::setpgid(0, 0);
+                }
+                for (i, fd) in passed.iter().enumerate() {
+                    if libc::dup2(fd.as_raw_fd(), i as RawFd) < 0 {
+                        fail("dup2");
+                    }
+                }
+                if terminal && libc::ioctl(0, libc::TIOCSCTTY, 0) < 0 {
+                    fail("the terminal");
+                }
+                if libc::chdir(cwd_c.as_ptr()) != 0 {
+                    fail(&format!("cd {}", cwd.display()));
+                }
+            }
+            if let Some(r) = ruleset
+                && let Err(e) = restrict(r)
+            {
+                let _ = send(control, &Reply::SpawnFailed { id, error: e });
+                unsafe { libc::_exit(127) }
+            }
+            drop_capabilities();
+            // The packet's credentials carry this process's pid as Boris sees it.
+            if send(control, &Reply::Started { id }).is_err() {
+                unsafe { libc::_exit(127) }
+            }
+            unsafe {
+                // Only 0, 1, 2 stay open in the command; the control socket closes at exec.
+                libc::fcntl(control.as_raw_fd(), libc::F_SETFD, libc::FD_CLOEXEC);
+                let c = control.as_raw_fd() as libc::c_uint;
+                libc::syscall(libc::SYS_close_range, 3 as libc::c_uint, c - 1, 0);
+                libc::syscall(libc::SYS_close_range, c + 1, libc::c_uint::MAX, 0);
+                libc::execve(program.as_ptr(), argv_p.as_ptr(), env_p.as_ptr());
+            }
+            fail(&format!("exec {}", argv[0].to_string_lossy()))
+        }
+        pid => Ok(pid),
+    }
+}
+
+/// No capability survives into a command, root's included: no `CAP_DAC_OVERRIDE` past a
+/// placeholder, no `CAP_SYS_ADMIN` for a mount, no raw sockets past a network rule.
+fn drop_capabilities() {
+    const SECBIT_NOROOT: libc::c_ulong = 1 << 0;
+    const SECBIT_NOROOT_LOCKED: libc::c_ulong = 1 << 1;
+    const SECBIT_NO_SETUID_FIXUP: libc::c_ulong = 1 << 2;
+    const SECBIT_NO_SETUID_FIXUP_LOCKED: libc::c_ulong = 1 << 3;
+    const SECBIT_KEEP_CAPS_LOCKED: libc::c_ulong = 1 << 5;
+    const SECBIT_NO_CAP_AMBIENT_RAISE: libc::c_ulong = 1 << 6;
+    const SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED: libc::c_ulong = 1 << 7;
+    unsafe {
+        libc::prctl(
+            libc::PR_CAP_AMBIENT,
+            libc::PR_CAP_AMBIENT_CLEAR_ALL,
+            0,
+            0,
+            0,
+        );
+        // Needs CAP_SETPCAP; without it there is nothing to drop but what exec drops.
+        libc::prctl(
+            libc::PR_SET_SECUREBITS,
+            SECBIT_NOROOT
+                | SECBIT_NOROOT_LOCKED
+                | SECBIT_NO_SETUID_FIXUP
+                | SECBIT_NO_SETUID_FIXUP_LOCKED
+                | SECBIT_KEEP_CAPS_LOCKED
+                | SECBIT_NO_CAP_AMBIENT_RAISE
+                | SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED,
+            0,
+            0,
+            0,
+        );
+        for cap in 0..64 {
+            libc::prctl(libc::PR_CAPBSET_DROP, cap, 0, 0, 0);
+        }
+        #[repr(C)]
+        struct Header {
+            version: u32,
+            pid: i32,
+        }
+        #[repr(C)]
+        #[derive(Clone, Copy)]
+        struct Data {
+            effective: u32,
+            permitted: u32,
+            inheritable: u32,
+        }
+        let mut header = Header {
+            version: 0x2008_0522, // _LINUX_CAPABILITY_VERSION_3
+            pid: 0,
+        };
+        let data = [Data {
+            effective: 0,
+            permitted: 0,
+            inheritable: 0,
+        }; 2];
+        libc::syscall(libc::SYS_capset, &mut header, data.as_ptr());
+    }
+}
+
+/// Sends one message (no descriptors).
+pub fn send(fd: &OwnedFd, reply: &Reply) -> std::io::Result<()> {
+    let bytes = reply.encode();
+    let n = unsafe {
+        libc::send(
+            fd.as_raw_fd(),
+            bytes.as_ptr().cast(),
+            bytes.len(),
+            libc::MSG_NOSIGNAL,
+        )
+    };
+    if n < 0 {
+        Err(std::io::Error::last_os_error())
+    } else {
+        Ok(())
+    }
+}
+
+/// Receives one request and the descriptors it carries; `None` at end of file.
+fn receive(fd: &OwnedFd) -> std::io::Result<(Option<Request>, Vec<OwnedFd>)> {
+    let mut buf = vec![0u8; MAX_MESSAGE];
+    let mut cmsg = nix::cmsg_space!([RawFd; 3]);
+    let (n, fds) = loop {
+        let mut iov = [IoSliceMut::new(&mut buf)];
+        match recvmsg::<()>(
+            fd.as_raw_fd(),
+            &mut iov,
+            Some(&mut cmsg),
+            MsgFlags::MSG_CMSG_CLOEXEC,
+        ) {
+            Ok(msg) => {
+                let mut fds = Vec::new();
+                if let Ok(cmsgs) = msg.cmsgs() {
+                    for c in cmsgs {
+                        if let ControlMessageOwned::ScmRights(raw) = c {
+                            // SAFETY: the kernel just installed these descriptors for us.
+                            fds.extend(raw.into_iter().map(|r| unsafe { OwnedFd::from_raw_fd(r) }));
+                        }
+                    }
+                }
+                break (msg.bytes, fds);
+            }
+            Err(nix::errno::Errno::EINTR) => continue,
+            Err(e) => return Err(e.into()),
+        }
+    };
+    if n == 0 {
+        return Ok((None, fds));
+    }
+    let request = Request::decode(&buf[..n])
+        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e.to_string()))?;
+    Ok((Some(request), fds))
+}

@@ -1,0 +1,248 @@
+//! The sandbox around every command (issue 18): what this machine's kernel can enforce
+//! ([`Support`], probed once at start), what the configuration asks ([`Policy`]), what
+//! holds ([`Sandbox::status`]), and the per-session jail that starts commands
+//! ([`client::Jail`], [`jail`]).
+
+pub mod client;
+pub mod jail;
+pub mod paths;
+pub mod wire;
+
+use std::path::PathBuf;
+
+/// The first argument that makes `boris` a session's jail.
+pub const JAIL_ARG: &str = "__jail";
+
+/// `--sandbox`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Mode {
+    /// On wherever the kernel can (one warning line where it cannot).
+    Auto,
+    /// On; Boris refuses to start if the kernel cannot enforce what it promises.
+    On,
+    /// Commands run unconfined.
+    Off,
+}
+
+/// What the kernel offers, probed once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Support {
+    /// 0: no Landlock.
+    pub landlock_abi: u32,
+    /// Unprivileged user, mount and PID namespaces can be made.
+    pub namespaces: bool,
+}
+
+/// The Landlock ABI of the running kernel (0 when it has none or it is disabled).
+pub fn landlock_abi() -> u32 {
+    const LANDLOCK_CREATE_RULESET_VERSION: libc::c_ulong = 1;
+    let v = unsafe {
+        libc::syscall(
+            libc::SYS_landlock_create_ruleset,
+            std::ptr::null::<libc::c_void>(),
+            0usize,
+            LANDLOCK_CREATE_RULESET_VERSION,
+        )
+    };
+    u32::try_from(v).unwrap_or(0)
+}
+
+/// Whether a child can make a user namespace and, inside it, mount and PID namespaces.
+/// The child only makes system calls (everything it writes is prepared before the fork),
+/// so this is safe in a process with threads.
+pub fn namespaces_work() -> bool {
+    let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
+    let uid_map = format!("{uid} {uid} 1");
+    let gid_map = format!("{gid} {gid} 1");
+    let write = |path: &std::ffi::CStr, text: &str| unsafe {
+        let fd = libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+        if fd < 0 {
+            return false;
+        }
+        let n = libc::write(fd, text.as_ptr().cast(), text.len());
+        libc::close(fd);
+        n == text.len() as isize
+    };
+    match unsafe { libc::fork() } {
+        -1 => false,
+        0 => {
+            let ok = unsafe { libc::unshare(libc::CLONE_NEWUSER) } == 0
+                && write(c"/proc/self/setgroups", "deny")
+                && write(c"/proc/self/uid_map", &uid_map)
+                && write(c"/proc/self/gid_map", &gid_map)
+                && unsafe { libc::unshare(libc::CLONE_NEWNS | libc::CLONE_NEWPID) } == 0;
+            unsafe { libc::_exit(if ok { 0 } else { 1 }) }
+        }
+        child => {
+            let mut status = 0;
+            while unsafe { libc::waitpid(child, &mut status, 0) } == -1
+                && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted
+            {
+            }
+            libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0
+        }
+    }
+}
+
+impl Support {
+    /// Probes the kernel. `BORIS_SANDBOX_PROBE=landlock-only|none` pretends less is
+    /// there, so the degraded paths can be tested on a machine that has it all.
+    pub fn probe() -> Support {
+        static PROBED: std::sync::OnceLock<Support> = std::sync::OnceLock::new();
+        *PROBED.get_or_init(Support::probe_now)
+    }
+
+    fn probe_now() -> Support {
+        let pretend = std::env::var("BORIS_SANDBOX_PROBE").unwrap_or_default();
+        let landlock_abi = if pretend == "none" { 0 } else { landlock_abi() };
+        let namespaces = pretend.is_empty() && namespaces_work();
+        Support {
+            landlock_abi,
+            namespaces,
+        }
+    }
+}
+
+/// What the configuration asks of the sandbox.
+#[derive(Debug, Clone, Default)]
+pub struct Policy {
+    /// The allowed directories plus `--sandbox-write`.
+    pub write: Vec<PathBuf>,
+    /// `--sandbox-read` (empty: everything).
+    pub read: Vec<PathBuf>,
+    pub deny_patterns: Vec<String>,
+    pub network: bool,
+    pub protect_git: bool,
+}
+
+/// The rules, one per line of the status, and whether each holds here.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rule {
+    pub name: &'static str,
+    pub holds: bool,
+    /// Why not, when it does not.
+    pub why: String,
+}
+
+/// The sandbox the server runs with.
+#[derive(Debug, Clone)]
+pub struct Sandbox {
+    pub support: Support,
+    pub policy: Policy,
+}
+
+/// Landlock ABI 2 is the least Boris uses: ABI 1 refuses every rename or link across
+/// directories, which breaks ordinary programs.
+pub const MIN_LANDLOCK_ABI: u32 = 2;
+
+impl Sandbox {
+    /// The sandbox for `mode`, or why `on` cannot start. `Ok(None)`: commands run
+    /// unconfined (`off`, or `auto` where the kernel cannot), with the warning to log.
+    pub fn new(
+        mode: Mode,
+        support: Support,
+        policy: Policy,
+    ) -> Result<(Option<Sandbox>, Option<String>), String> {
+        if mode == Mode::Off {
+            return Ok((None, None));
+        }
+        let sandbox = Sandbox { support, policy };
+        if support.landlock_abi < MIN_LANDLOCK_ABI {
+            let why = if support.landlock_abi == 0 {
+                "the kernel has no Landlock (Linux 5.19+ with landlock in the LSM list)".to_string()
+            } else {
+                format!(
+                    "the kernel's Landlock ABI {} is older than {MIN_LANDLOCK_ABI} (Linux 5.19)",
+                    support.landlock_abi
+                )
+            };
+            return match mode {
+                Mode::On => Err(format!("--sandbox on: {why}")),
+                _ => Ok((
+                    None,
+                    Some(format!("sandbox off: {why}; commands run unconfined")),
+                )),
+            };
+        }
+        let missing: Vec<Rule> = sandbox.rules().into_iter().filter(|r| !r.holds).collect();
+        if mode == Mode::On && !missing.is_empty() {
+            let list = missing
+                .iter()
+                .map(|r| format!("{} ({})", r.name, r.why))
+                .collect::<Vec<_>>()
+                .join("; ");
+            return Err(format!("--sandbox on cannot enforce: {list}"));
+        }
+        let warning = (!missing.is_empty()).then(|| sandbox.status());
+        Ok((Some(sandbox), warning))
+    }
+
+    /// Each rule and whether it holds on this kernel.
+    pub fn rules(&self) -> Vec<Rule> {
+        let abi = self.support.landlock_abi;
+        let ns = self.support.namespaces;
+        let no_ns = "no user namespaces".to_string();
+        let mut rules = vec![Rule {
+            name: "writes confined",
+            holds: abi >= MIN_LANDLOCK_ABI,
+            why: String::new(),
+        }];
+        if !self.policy.deny_patterns.is_empty() {
+            rules.push(Rule {
+                name: "deny list",
+                holds: ns,
+                why: no_ns.clone(),
+            });
+        }
+        rules.push(Rule {
+            name: "server out of reach",
+            holds: ns || abi >= 6,
+            why: format!(
+                "Landlock ABI {abi} has no signal scoping and there are no user namespaces"
+            ),
+        });
+        if !self.policy.network {
+            rules.push(Rule {
+                name: "network off",
+                holds: ns || abi >= 4,
+                why: format!(
+                    "Landlock ABI {abi} has no TCP rules and there are no user namespaces"
+                ),
+            });
+        }
+        if self.policy.protect_git {
+            rules.push(Rule {
+                name: "git config protected",
+                holds: ns,
+                why: no_ns,
+            });
+        }
+        rules
+    }
+
+    /// One line: what is enforced on this machine.
+    pub fn status(&self) -> String {
+        let rules = self.rules();
+        let held: Vec<&str> = rules.iter().filter(|r| r.holds).map(|r| r.name).collect();
+        let not: Vec<String> = rules
+            .iter()
+            .filter(|r| !r.holds)
+            .map(|r| format!("{} ({})", r.name, r.why))
+            .collect();
+        let how = if self.support.namespaces {
+            format!("Landlock ABI {}, namespaces", self.support.landlock_abi)
+        } else {
+            format!("Landlock ABI {}, no namespaces", self.support.landlock_abi)
+        };
+        let network = if self.policy.network {
+            "network on"
+        } else {
+            "network off"
+        };
+        let mut line = format!("sandbox on ({how}): {}; {network}", held.join(", "));
+        if !not.is_empty() {
+            line.push_str(&format!("; not held: {}", not.join(", ")));
+        }
+        line
+    }
+}
