@@ -33,6 +33,19 @@ pub struct Workspace {
     /// This session's jail, started at its first command when the sandbox is on; it
     /// goes (and every process in it) with the workspace.
     pub jail: Mutex<Option<std::sync::Arc<crate::sandbox::client::Jail>>>,
+    /// With the sandbox on, this session's own directory (its command output files and
+    /// its TMPDIR), made at its first command and removed with it.
+    session_dir: std::sync::OnceLock<PathBuf>,
+}
+
+impl Drop for Workspace {
+    fn drop(&mut self) {
+        // The jail first: its processes die before their directory goes.
+        drop(lock(&self.jail).take());
+        if let Some(dir) = self.session_dir.get() {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
 }
 
 impl std::fmt::Debug for Workspace {
@@ -73,7 +86,18 @@ impl Workspace {
             offered: Mutex::default(),
             history: Mutex::default(),
             jail: Mutex::default(),
+            session_dir: Default::default(),
         }
+    }
+
+    /// This session's directory under `root` (made, mode 0700, on first use).
+    pub fn session_dir(&self, root: &crate::exec::SpillDir) -> &Path {
+        self.session_dir.get_or_init(|| {
+            use std::os::unix::fs::DirBuilderExt;
+            let dir = root.file(&root.next("session"));
+            let _ = std::fs::DirBuilder::new().mode(0o700).recursive(true).create(&dir);
+            dir
+        })
     }
 
     /// Records that this session was given a link to `path`.

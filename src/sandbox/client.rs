@@ -111,7 +111,7 @@ impl Jail {
             read: sandbox.policy.read.clone(),
             hidden,
             write: sandbox.policy.write.clone(),
-            tmp: tmp.clone(),
+            session: session_dir.to_path_buf(),
             deny_patterns: sandbox.policy.deny_patterns.clone(),
             protect_git: sandbox.policy.protect_git,
         };

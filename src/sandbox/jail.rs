@@ -195,10 +195,10 @@ fn fd_path(fd: &OwnedFd) -> PathBuf {
 
 fn make_placeholders(setup: &Setup) -> std::io::Result<Placeholders> {
     use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
-    // Beside the session's TMPDIR, in Boris's private directory, which no command sees.
-    let base = setup.tmp.parent().unwrap_or(&setup.tmp);
-    let file = base.join("denied-file");
-    let dir = base.join("denied-dir");
+    // In the session's directory, which commands may read but not write; a mode-000
+    // file and directory hold nothing to read anyway.
+    let file = setup.session.join("denied-file");
+    let dir = setup.session.join("denied-dir");
     std::fs::OpenOptions::new()
         .write(true)
         .create(true)
@@ -216,24 +216,38 @@ fn make_placeholders(setup: &Setup) -> std::io::Result<Placeholders> {
     })
 }
 
-/// The mounts made once, in init: a fresh /proc; the session's TMPDIR as /tmp, with every
-/// granted tree that lay under the host's /tmp bound back at its place; a private
-/// /dev/shm; Boris's own files hidden.
+/// Whether `path` still names the object `fd` was opened on.
+fn same_object(path: &Path, fd: &OwnedFd) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(now) = std::fs::metadata(path) else {
+        return false;
+    };
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    if unsafe { libc::fstat(fd.as_raw_fd(), &mut st) } != 0 {
+        return false;
+    }
+    now.dev() == st.st_dev && now.ino() == st.st_ino
+}
+
+/// The mounts made once, in init: a fresh /proc; the session's TMPDIR as /tmp; an empty
+/// tmpfs over each hidden path (Boris's files, other sessions'); a private /dev/shm; then
+/// every granted tree the mounts above buried (a project under /tmp, the session's own
+/// directory) bound back at its place.
 fn init_mounts(setup: &Setup, notes: &mut Vec<String>) -> Result<Placeholders, String> {
     // Nothing done here may reach the host's mount table.
     mount(None, Path::new("/"), None, libc::MS_REC | libc::MS_PRIVATE)
         .map_err(|e| format!("making the mounts private: {e}"))?;
     let placeholders = make_placeholders(setup).map_err(|e| format!("placeholders: {e}"))?;
-    // Trees under /tmp, opened before /tmp is replaced.
-    let tmp_root = Path::new("/tmp");
-    let under_tmp: Vec<(PathBuf, OwnedFd)> = setup
+    // Everything granted, opened before the mounts that may bury it: (path, fd, writable).
+    let granted: Vec<(PathBuf, OwnedFd, bool)> = setup
         .write
         .iter()
-        .chain(&setup.read)
-        .filter(|p| p.starts_with(tmp_root) && p.as_path() != tmp_root)
-        .filter_map(|p| open_path(p).ok().map(|fd| (p.clone(), fd)))
+        .map(|p| (p, true))
+        .chain(setup.read.iter().map(|p| (p, false)))
+        .chain(std::iter::once((&setup.session, false)))
+        .filter_map(|(p, w)| open_path(p).ok().map(|fd| (p.clone(), fd, w)))
         .collect();
-    let session_tmp = open_path(&setup.tmp).map_err(|e| format!("TMPDIR: {e}"))?;
+    let session_tmp = open_path(&setup.tmp()).map_err(|e| format!("TMPDIR: {e}"))?;
     if let Err(e) = mount(
         Some(Path::new("proc")),
         Path::new("/proc"),
@@ -246,18 +260,21 @@ fn init_mounts(setup: &Setup, notes: &mut Vec<String>) -> Result<Placeholders, S
              environment and memory are still unreadable"
         ));
     }
-    match mount(Some(&fd_path(&session_tmp)), tmp_root, None, libc::MS_BIND) {
-        Ok(()) => {
-            for (path, fd) in &under_tmp {
-                let made = std::fs::create_dir_all(path).and_then(|()| {
-                    mount(Some(&fd_path(fd)), path, None, libc::MS_BIND | libc::MS_REC)
-                });
-                if let Err(e) = made {
-                    notes.push(format!("{} is not reachable ({e})", path.display()));
-                }
-            }
+    if let Err(e) = mount(Some(&fd_path(&session_tmp)), Path::new("/tmp"), None, libc::MS_BIND) {
+        notes.push(format!("/tmp is the host's (binding TMPDIR failed: {e})"));
+    }
+    for hidden in &setup.hidden {
+        let covered = mount(
+            Some(Path::new("tmpfs")),
+            hidden,
+            Some("tmpfs"),
+            libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+        );
+        if let Err(e) = covered
+            && e.kind() != std::io::ErrorKind::NotFound
+        {
+            notes.push(format!("{} is not hidden: {e}", hidden.display()));
         }
-        Err(e) => notes.push(format!("/tmp is the host's (binding TMPDIR failed: {e})")),
     }
     if let Err(e) = mount(
         Some(Path::new("tmpfs")),
@@ -267,18 +284,27 @@ fn init_mounts(setup: &Setup, notes: &mut Vec<String>) -> Result<Placeholders, S
     ) {
         notes.push(format!("/dev/shm is the host's ({e})"));
     }
-    for hidden in &setup.hidden {
-        if let Err(e) = cover(hidden, &placeholders) {
-            if e.kind() != std::io::ErrorKind::NotFound {
-                notes.push(format!("{} is not hidden: {e}", hidden.display()));
+    for (path, fd, writable) in &granted {
+        if same_object(path, fd) {
+            continue;
+        }
+        let flags = libc::MS_BIND | libc::MS_REC;
+        let made = std::fs::create_dir_all(path).and_then(|()| {
+            if *writable {
+                mount(Some(&fd_path(fd)), path, None, flags)
+            } else {
+                bind_read_only(&fd_path(fd), path)
             }
+        });
+        if let Err(e) = made {
+            notes.push(format!("{} is not reachable ({e})", path.display()));
         }
     }
     Ok(placeholders)
 }
 
 fn cover(target: &Path, p: &Placeholders) -> std::io::Result<()> {
-    let meta = std::fs::symlink_metadata(target)?;
+    let meta = std::fs::metadata(target)?;
     let src = if meta.is_dir() { &p.dir } else { &p.file };
     bind_read_only(&fd_path(src), target)
 }
@@ -355,14 +381,10 @@ fn build_ruleset(setup: &Setup, notes: &mut Vec<String>) -> Result<RulesetCreate
         add(path, all)?;
     }
     // With namespaces TMPDIR is /tmp (its host path is out of sight there).
-    add(
-        if setup.namespaces {
-            Path::new("/tmp")
-        } else {
-            &setup.tmp
-        },
-        all,
-    )?;
+    let tmp = setup.tmp();
+    add(if setup.namespaces { Path::new("/tmp") } else { &tmp }, all)?;
+    // Its own output files (read-only: Boris writes them).
+    add(&setup.session, read)?;
     let device = AccessFs::from_file(abi) & !AccessFs::Execute;
     for dev in super::paths::DEVICES {
         add(Path::new(dev), device)?;

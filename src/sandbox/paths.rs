@@ -234,3 +234,73 @@ mod tests {
         assert_eq!(read_rules(&[], &[], false), vec![PathBuf::from("/")]);
     }
 }
+
+/// Whether `path` is git metadata the sandbox keeps read-only: under a `.git` directory,
+/// its `config`, `config.worktree` or anything in `hooks/`, and the same in a submodule's
+/// (`modules/<name>/…`) or a linked worktree's (`worktrees/<name>/config.worktree`)
+/// directory. Pure: the file tools refuse the same writes the sandbox's mounts do.
+pub fn is_git_protected(path: &Path) -> bool {
+    let parts: Vec<&std::ffi::OsStr> = path.iter().collect();
+    parts.iter().enumerate().any(|(i, part)| {
+        *part == ".git" && protected_inside(&parts[i + 1..])
+    })
+}
+
+fn protected_inside(rest: &[&std::ffi::OsStr]) -> bool {
+    match rest {
+        [] => false,
+        [name] => *name == "config" || *name == "config.worktree" || *name == "hooks",
+        [first, ..] if *first == "hooks" => true,
+        // modules/<name>/… (nested submodules too).
+        [first, _name, tail @ ..] if *first == "modules" => protected_inside(tail),
+        [first, _name, tail @ ..] if *first == "worktrees" => protected_inside(tail),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod git_tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn git_config_and_hooks_are_protected() {
+        for p in [
+            "/w/.git/config",
+            "/w/.git/hooks",
+            "/w/.git/hooks/pre-commit",
+            "/w/sub/.git/config.worktree",
+            "/w/.git/modules/lib/config",
+            "/w/.git/modules/lib/hooks/post-checkout",
+            "/w/.git/modules/a/modules/b/config",
+            "/w/.git/worktrees/wt/config.worktree",
+        ] {
+            assert!(is_git_protected(Path::new(p)), "{p}");
+        }
+        for p in [
+            "/w/.git",
+            "/w/.git/index",
+            "/w/.git/objects/ab/cdef",
+            "/w/.git/refs/heads/main",
+            "/w/config",
+            "/w/hooks/pre-commit",
+            "/w/.git/modules/lib/index",
+            "/w/.gitconfig",
+        ] {
+            assert!(!is_git_protected(Path::new(p)), "{p}");
+        }
+    }
+
+    proptest! {
+        /// Whatever precedes `.git`, its config and hooks are protected and its objects
+        /// are not.
+        #[test]
+        fn protection_is_by_place(prefix in proptest::collection::vec("[a-z.]{1,6}", 0..4),
+                                  hook in "[a-z-]{1,12}") {
+            let base: PathBuf = std::iter::once("/".to_string()).chain(prefix).collect();
+            prop_assert!(is_git_protected(&base.join(".git/config")));
+            prop_assert!(is_git_protected(&base.join(".git/hooks").join(&hook)));
+            prop_assert!(!is_git_protected(&base.join(".git/objects").join(&hook)));
+        }
+    }
+}

@@ -22,8 +22,9 @@ pub struct Setup {
     pub hidden: Vec<PathBuf>,
     /// Writable trees (the allowed directories, `--sandbox-write`).
     pub write: Vec<PathBuf>,
-    /// The session's private temporary directory (`TMPDIR`; `/tmp` too, in namespaces).
-    pub tmp: PathBuf,
+    /// The session's directory: its command output files (readable by its commands) and
+    /// `tmp/`, its private temporary directory (`TMPDIR`; `/tmp` too, in namespaces).
+    pub session: PathBuf,
     /// `--deny-dir` patterns, looked for under `write` before every command.
     pub deny_patterns: Vec<String>,
     /// Git metadata (config, hooks) under `write` is read-only.
@@ -172,6 +173,13 @@ fn put_path(o: &mut Out, p: &PathBuf) {
     o.bytes(p.as_os_str().as_bytes());
 }
 
+impl Setup {
+    /// The session's TMPDIR on the host.
+    pub fn tmp(&self) -> PathBuf {
+        self.session.join("tmp")
+    }
+}
+
 impl Request {
     pub fn encode(&self) -> Vec<u8> {
         let mut o = Out(Vec::new());
@@ -184,7 +192,7 @@ impl Request {
                 o.list(&s.read, put_path);
                 o.list(&s.hidden, put_path);
                 o.list(&s.write, put_path);
-                put_path(&mut o, &s.tmp);
+                put_path(&mut o, &s.session);
                 o.list(&s.deny_patterns, |o, p| o.bytes(p.as_bytes()));
                 o.u8(s.protect_git.into());
             }
@@ -216,7 +224,7 @@ impl Request {
                 read: i.list(In::path)?,
                 hidden: i.list(In::path)?,
                 write: i.list(In::path)?,
-                tmp: i.path()?,
+                session: i.path()?,
                 deny_patterns: i.list(In::string)?,
                 protect_git: i.bool()?,
             }),
@@ -313,7 +321,7 @@ mod tests {
                         read,
                         hidden,
                         write,
-                        tmp: PathBuf::from(tmp),
+                        session: PathBuf::from(tmp),
                         deny_patterns: deny,
                         protect_git: git,
                     })

@@ -64,7 +64,7 @@ fn limits(ctx: &Ctx, name: &str) -> Limits {
         head_bytes: truncate::HEAD_CHARS,
         tail_bytes: 64 * 1024,
         spill_after: truncate::HEAD_CHARS,
-        spill_path: ctx.shared.spill.file(&format!("{name}.log")),
+        spill_path: ctx.spill_file(&format!("{name}.log")),
         spill_max: 4 << 30,
         clean_chars: Some(truncate::HEAD_CHARS),
     }
@@ -315,7 +315,7 @@ fn session_jail(ctx: &Ctx) -> ToolResult<Option<std::sync::Arc<crate::sandbox::c
     if let Some(jail) = &*slot {
         return Ok(Some(jail.clone()));
     }
-    let dir = ctx.shared.spill.file(&ctx.shared.spill.next("session"));
+    let dir = ctx.ws.session_dir(&ctx.shared.spill).to_path_buf();
     let hidden = vec![ctx.shared.spill.path().to_path_buf()];
     match crate::sandbox::client::Jail::start(sandbox, &dir, hidden) {
         Ok(jail) => {

@@ -99,6 +99,17 @@ impl Ctx {
         self.shared.scope.resolve_read(&self.ws.cwd(), path)
     }
 
+    /// Where a command output file named `name` goes: with the sandbox on, this
+    /// session's directory, which its commands may read and no other session's can;
+    /// otherwise the server's.
+    pub fn spill_file(&self, name: &str) -> std::path::PathBuf {
+        if self.shared.config.sandbox.is_some() {
+            self.ws.session_dir(&self.shared.spill).join(name)
+        } else {
+            self.shared.spill.file(name)
+        }
+    }
+
     pub fn max_file_size(&self) -> u64 {
         self.shared.config.max_file_size
     }

@@ -46,7 +46,7 @@ fn limits(ctx: &Ctx, name: &str) -> Limits {
         head_bytes: truncate::TAIL_BYTES + 1024,
         tail_bytes: 2 * truncate::TAIL_BYTES,
         spill_after: truncate::TAIL_BYTES,
-        spill_path: ctx.shared.spill.file(&format!("{name}.log")),
+        spill_path: ctx.spill_file(&format!("{name}.log")),
         spill_max: 4 << 30,
         clean_chars: None,
     }
