@@ -67,6 +67,7 @@ fn main() -> ExitCode {
         denied = ?Json(shared.scope.deny_patterns()),
         tools = ?Json(shared.tools.iter().map(|t| t.name.as_ref()).collect::<Vec<&str>>()),
         shell = %shared.shell.display(),
+        sandbox = %sandbox_line(&shared.config),
         "boris starting"
     );
     let cleanup = shared.clone();
@@ -170,13 +171,22 @@ fn check_config(config: Config) -> ExitCode {
         ),
     };
     println!(
-        "boris: configuration ok: transport {transport}; workdir {}; allowed {}; denied {}; tools {}",
+        "boris: configuration ok: transport {transport}; workdir {}; allowed {}; denied {}; tools {}; {}",
         config.workdir.display(),
         list(paths(shared.scope.allow_dirs())),
         list(shared.scope.deny_patterns().to_vec()),
         list(shared.tools.iter().map(|t| t.name.to_string()).collect()),
+        sandbox_line(&shared.config),
     );
     ExitCode::SUCCESS
+}
+
+/// What the sandbox enforces on this machine, in one line (issue 18 §2).
+fn sandbox_line(config: &Config) -> String {
+    match &config.sandbox {
+        Some(sandbox) => sandbox.status(),
+        None => "sandbox off: commands run unconfined".to_string(),
+    }
 }
 
 fn paths(dirs: &[std::path::PathBuf]) -> Vec<String> {

@@ -96,6 +96,14 @@ pub fn instructions(shared: &Shared) -> String {
             shared.scope.deny_patterns().join(", ")
         ));
     }
+    match &config.sandbox {
+        Some(sandbox) => text.push_str(&format!(
+            "Commands run confined: {}. A refusal the sandbox caused ends the result with a \
+             line starting \"sandbox:\".\n",
+            sandbox.status()
+        )),
+        None => text.push_str("Commands run unconfined (no sandbox).\n"),
+    }
     if shared.require_view {
         text.push_str(
             "View a file before you edit or overwrite it; if it changed on disk since, view it again.\n",

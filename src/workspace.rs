@@ -95,7 +95,10 @@ impl Workspace {
         self.session_dir.get_or_init(|| {
             use std::os::unix::fs::DirBuilderExt;
             let dir = root.file(&root.next("session"));
-            let _ = std::fs::DirBuilder::new().mode(0o700).recursive(true).create(&dir);
+            let _ = std::fs::DirBuilder::new()
+                .mode(0o700)
+                .recursive(true)
+                .create(&dir);
             dir
         })
     }

@@ -26,7 +26,10 @@ pub fn denial_hint(
     deny: &Scope,
     home: Option<&Path>,
 ) -> Option<String> {
-    for line in output.lines().filter(|l| REFUSALS.iter().any(|r| l.contains(r))) {
+    for line in output
+        .lines()
+        .filter(|l| REFUSALS.iter().any(|r| l.contains(r)))
+    {
         for candidate in paths_in(line) {
             let path = crate::scope::normalize(cwd, Path::new(&candidate));
             if let Some(pattern) = deny.denied_by(&path) {
@@ -36,7 +39,8 @@ pub fn denial_hint(
                     path.display()
                 ));
             }
-            let writable = policy.write.iter().any(|w| path.starts_with(w)) || path.starts_with(tmp);
+            let writable =
+                policy.write.iter().any(|w| path.starts_with(w)) || path.starts_with(tmp);
             if writable && policy.protect_git && super::paths::is_git_protected(&path) {
                 return Some(format!(
                     "sandbox: {} is git metadata, read-only in the sandbox (git would run it \
@@ -127,35 +131,57 @@ mod tests {
     fn hint(output: &str) -> Option<String> {
         let p = policy();
         let deny = Scope::new(Vec::new(), p.deny_patterns.clone()).unwrap();
-        denial_hint(output, Path::new("/w/sub"), Path::new("/tmp"), &p, &deny, Some(Path::new("/root")))
+        denial_hint(
+            output,
+            Path::new("/w/sub"),
+            Path::new("/tmp"),
+            &p,
+            &deny,
+            Some(Path::new("/root")),
+        )
     }
 
     #[test]
     fn names_the_path_and_the_flag() {
         assert_eq!(
             hint("cat: .env: Permission denied").as_deref(),
-            Some("sandbox: /w/sub/.env is denied by the pattern \".env\" (--deny-dir); commands cannot read it, as view cannot")
+            Some(
+                "sandbox: /w/sub/.env is denied by the pattern \".env\" (--deny-dir); commands cannot read it, as view cannot"
+            )
         );
         assert_eq!(
             hint("/bin/bash: line 4: /etc/x: Permission denied").as_deref(),
-            Some("sandbox: /etc/x is outside the writable directories; --sandbox-write /etc would allow writing there")
+            Some(
+                "sandbox: /etc/x is outside the writable directories; --sandbox-write /etc would allow writing there"
+            )
         );
         assert_eq!(
             hint("touch: cannot touch '/root/.npm/_cacache/x': Permission denied").as_deref(),
-            Some("sandbox: /root/.npm/_cacache/x is outside the writable directories; --sandbox-write /root/.npm would allow writing there")
+            Some(
+                "sandbox: /root/.npm/_cacache/x is outside the writable directories; --sandbox-write /root/.npm would allow writing there"
+            )
         );
         assert_eq!(
             hint("PermissionError: [Errno 13] Permission denied: '/opt/x'").as_deref(),
-            Some("sandbox: /opt/x is outside the writable directories; --sandbox-write /opt would allow writing there")
+            Some(
+                "sandbox: /opt/x is outside the writable directories; --sandbox-write /opt would allow writing there"
+            )
         );
         assert!(
             hint("error: could not write config file /w/.git/config: Device or resource busy")
                 .unwrap()
                 .contains("--sandbox-allow-git-config")
         );
-        assert!(hint("/bin/bash: line 1: ../.git/hooks/pre-commit: Read-only file system").unwrap().contains("git metadata"));
+        assert!(
+            hint("/bin/bash: line 1: ../.git/hooks/pre-commit: Read-only file system")
+                .unwrap()
+                .contains("git metadata")
+        );
         // Inside the writable trees and not protected: not the sandbox's doing.
-        assert_eq!(hint("cp: cannot create regular file '/w/a': Permission denied"), None);
+        assert_eq!(
+            hint("cp: cannot create regular file '/w/a': Permission denied"),
+            None
+        );
         assert_eq!(hint("all good"), None);
     }
 

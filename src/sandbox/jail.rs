@@ -260,7 +260,12 @@ fn init_mounts(setup: &Setup, notes: &mut Vec<String>) -> Result<Placeholders, S
              environment and memory are still unreadable"
         ));
     }
-    if let Err(e) = mount(Some(&fd_path(&session_tmp)), Path::new("/tmp"), None, libc::MS_BIND) {
+    if let Err(e) = mount(
+        Some(&fd_path(&session_tmp)),
+        Path::new("/tmp"),
+        None,
+        libc::MS_BIND,
+    ) {
         notes.push(format!("/tmp is the host's (binding TMPDIR failed: {e})"));
     }
     for hidden in &setup.hidden {
@@ -382,7 +387,14 @@ fn build_ruleset(setup: &Setup, notes: &mut Vec<String>) -> Result<RulesetCreate
     }
     // With namespaces TMPDIR is /tmp (its host path is out of sight there).
     let tmp = setup.tmp();
-    add(if setup.namespaces { Path::new("/tmp") } else { &tmp }, all)?;
+    add(
+        if setup.namespaces {
+            Path::new("/tmp")
+        } else {
+            &tmp
+        },
+        all,
+    )?;
     // Its own output files (read-only: Boris writes them).
     add(&setup.session, read)?;
     let device = AccessFs::from_file(abi) & !AccessFs::Execute;

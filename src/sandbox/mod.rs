@@ -48,7 +48,8 @@ pub fn landlock_abi() -> u32 {
     u32::try_from(v).unwrap_or(0)
 }
 
-/// Whether a child can make a user namespace and, inside it, mount and PID namespaces.
+/// Whether a child can make a user namespace and, inside it, mount and PID namespaces,
+/// and mount there.
 /// The child only makes system calls (everything it writes is prepared before the fork),
 /// so this is safe in a process with threads.
 pub fn namespaces_work() -> bool {
@@ -71,7 +72,18 @@ pub fn namespaces_work() -> bool {
                 && write(c"/proc/self/setgroups", "deny")
                 && write(c"/proc/self/uid_map", &uid_map)
                 && write(c"/proc/self/gid_map", &gid_map)
-                && unsafe { libc::unshare(libc::CLONE_NEWNS | libc::CLONE_NEWPID) } == 0;
+                && unsafe { libc::unshare(libc::CLONE_NEWNS | libc::CLONE_NEWPID) } == 0
+                // Inside another sandbox (Landlock forbids mounts) the jail could not set
+                // up its mounts: that is "no namespaces" too.
+                && unsafe {
+                    libc::mount(
+                        std::ptr::null(),
+                        c"/".as_ptr(),
+                        std::ptr::null(),
+                        libc::MS_REC | libc::MS_PRIVATE,
+                        std::ptr::null(),
+                    )
+                } == 0;
             unsafe { libc::_exit(if ok { 0 } else { 1 }) }
         }
         child => {

@@ -241,9 +241,10 @@ mod tests {
 /// directory. Pure: the file tools refuse the same writes the sandbox's mounts do.
 pub fn is_git_protected(path: &Path) -> bool {
     let parts: Vec<&std::ffi::OsStr> = path.iter().collect();
-    parts.iter().enumerate().any(|(i, part)| {
-        *part == ".git" && protected_inside(&parts[i + 1..])
-    })
+    parts
+        .iter()
+        .enumerate()
+        .any(|(i, part)| *part == ".git" && protected_inside(&parts[i + 1..]))
 }
 
 fn protected_inside(rest: &[&std::ffi::OsStr]) -> bool {

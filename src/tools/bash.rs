@@ -127,6 +127,10 @@ pub async fn run(ctx: &Ctx, args: BashArgs, call: &Call) -> ToolResult<CallToolR
     }
     text.push_str(&format!("exit_code: {}\n", exit.code));
     text.push_str(&render_streams(&running));
+    if let Some(line) = sandbox_hint(ctx, &text) {
+        text.push_str(&line);
+        text.push('\n');
+    }
     Ok(with_spill_links(
         ctx,
         &running,
@@ -335,6 +339,28 @@ fn session_jail(ctx: &Ctx) -> ToolResult<Option<std::sync::Arc<crate::sandbox::c
             ),
         )),
     }
+}
+
+/// The line that ends a result whose output names a path the sandbox refused
+/// (issue 18 §2), if any.
+pub fn sandbox_hint(ctx: &Ctx, output: &str) -> Option<String> {
+    let sandbox = ctx.shared.config.sandbox.as_ref()?;
+    let tmp = ctx
+        .ws
+        .jail
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .as_ref()
+        .map(|j| j.tmpdir())?;
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    crate::sandbox::hint::denial_hint(
+        output,
+        &ctx.ws.cwd(),
+        &tmp,
+        &sandbox.policy,
+        &ctx.shared.scope,
+        home.as_deref(),
+    )
 }
 
 /// How a foreground wait ended.

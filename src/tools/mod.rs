@@ -88,9 +88,27 @@ pub struct Ctx {
 }
 
 impl Ctx {
-    /// Resolves a path a tool will write (or read and then write).
+    /// Resolves a path a tool will write (or read and then write). With the sandbox on,
+    /// git's config and hooks are refused as the sandbox refuses them to commands
+    /// (issue 18): both agree on what may run later, outside it.
     pub fn resolve(&self, path: &str) -> ToolResult<ScopedPath> {
-        self.shared.scope.resolve(&self.ws.cwd(), path)
+        let scoped = self.shared.scope.resolve(&self.ws.cwd(), path)?;
+        if let Some(sandbox) = &self.shared.config.sandbox
+            && sandbox.policy.protect_git
+            && (crate::sandbox::paths::is_git_protected(&scoped.real)
+                || crate::sandbox::paths::is_git_protected(&scoped.shown))
+        {
+            return Err(crate::error::ToolError::new(
+                crate::error::ErrorCode::AccessDenied,
+                format!(
+                    "{} is git metadata (config or hooks), which git runs outside the sandbox \
+                     the next time the user runs it; it is read-only here \
+                     (--sandbox-allow-git-config allows writing it)",
+                    scoped.shown.display()
+                ),
+            ));
+        }
+        Ok(scoped)
     }
 
     /// Resolves a path a tool only reads (`view`, `grep`, `glob`). Besides the allowed

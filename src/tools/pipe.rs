@@ -89,25 +89,29 @@ async fn run_command(
     match supervise(&running, Duration::from_millis(timeout_ms), None, call).await {
         Outcome::Exited(exit) => {
             running.finish().await;
-            Ok(completed(&running, exit.code))
+            Ok(completed(ctx, &running, exit.code))
         }
         Outcome::Cancelled => {
             let exit = running.terminate(Duration::from_millis(500)).await;
             running.finish().await;
-            Ok(completed(&running, exit.code))
+            Ok(completed(ctx, &running, exit.code))
         }
         Outcome::TimedOut | Outcome::HandOff => background(ctx, running, command, timeout_ms),
     }
 }
 
 /// The seed's normal completion format; a non-zero exit is `isError`.
-fn completed(running: &Running, code: i32) -> CallToolResult {
+fn completed(ctx: &Ctx, running: &Running, code: i32) -> CallToolResult {
     let mut text = String::new();
     for (name, capture) in [("stdout", &running.stdout), ("stderr", &running.stderr)] {
         let c = exec::lock(capture);
         text.push_str(&format!("{name}:\n{}\n\n", render_tail(name, &c)));
     }
     text.push_str(&format!("exit code: {code}"));
+    if let Some(line) = super::bash::sandbox_hint(ctx, &text) {
+        text.push('\n');
+        text.push_str(&line);
+    }
     result(text, code != 0)
 }
 
