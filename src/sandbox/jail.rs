@@ -24,6 +24,7 @@ use landlock::{
     ABI, Access, AccessFs, AccessNet, BitFlags, CompatLevel, Compatible, PathBeneath, PathFd,
     Ruleset, RulesetAttr, RulesetCreated, RulesetCreatedAttr, Scope,
 };
+use nix::sys::inotify::{AddWatchFlags, InitFlags, Inotify, WatchDescriptor};
 use nix::sys::socket::{ControlMessageOwned, MsgFlags, recvmsg};
 use std::collections::{HashMap, HashSet};
 use std::ffi::{CString, OsString};
@@ -79,7 +80,7 @@ fn run(control: &OwnedFd) -> Result<(), String> {
         restrict(r)?;
     }
     send(control, &Reply::Ready { notes }).map_err(|e| e.to_string())?;
-    serve(control, &setup, ruleset.as_ref(), placeholders.as_ref())
+    serve(control, &setup, ruleset.as_ref(), placeholders)
 }
 
 /// User namespace first (it grants the rights the others need), then mount, PID and —
@@ -314,24 +315,163 @@ fn cover(target: &Path, p: &Placeholders) -> std::io::Result<()> {
     bind_read_only(&fd_path(src), target)
 }
 
-/// Before each command: every denied path under the writable trees gets a placeholder,
-/// and git's config and hooks a read-only bind over themselves. Paths already covered
-/// are remembered.
-fn refresh_covers(setup: &Setup, covered: &mut HashSet<PathBuf>, p: &Placeholders) {
-    let Ok(deny) = crate::scope::Scope::new(Vec::new(), setup.deny_patterns.clone()) else {
-        return;
-    };
-    let found = super::paths::find_protected(&setup.write, &deny, setup.protect_git);
-    for (path, kind) in found {
-        if covered.contains(&path) {
-            continue;
+/// Keeps every denied path under the writable trees under a placeholder, and git's
+/// config and hooks under a read-only bind, as the trees change: one walk when the jail
+/// starts, with an inotify watch on every directory it visits; then, before each
+/// command, only the directories that gained entries are looked at again. Where the
+/// watches run out (`fs.inotify.max_user_watches`) or the event queue overflows, it walks
+/// everything before every command instead.
+struct Protector<'a> {
+    setup: &'a Setup,
+    deny: crate::scope::Scope,
+    placeholders: Placeholders,
+    inotify: Option<Inotify>,
+    watched: HashMap<WatchDescriptor, PathBuf>,
+    covered: HashSet<PathBuf>,
+    walk_every_time: bool,
+}
+
+impl<'a> Protector<'a> {
+    fn new(setup: &'a Setup, placeholders: Placeholders) -> Result<Protector<'a>, String> {
+        let deny = crate::scope::Scope::new(Vec::new(), setup.deny_patterns.clone())
+            .map_err(|e| format!("the deny list: {e}"))?;
+        let inotify = Inotify::init(InitFlags::IN_NONBLOCK | InitFlags::IN_CLOEXEC).ok();
+        let mut p = Protector {
+            setup,
+            deny,
+            placeholders,
+            walk_every_time: inotify.is_none(),
+            inotify,
+            watched: HashMap::new(),
+            covered: HashSet::new(),
+        };
+        for root in &setup.write {
+            p.walk(root.clone(), true);
+        }
+        Ok(p)
+    }
+
+    /// Walks `dir`'s tree, protecting what it finds (and watching each directory).
+    fn walk(&mut self, dir: PathBuf, watch: bool) {
+        let mut stack = vec![dir];
+        let mut found = Vec::new();
+        while let Some(dir) = stack.pop() {
+            if watch {
+                self.watch(&dir);
+            }
+            super::paths::scan_dir(
+                &dir,
+                &self.setup.write,
+                &self.deny,
+                self.setup.protect_git,
+                &mut found,
+                &mut stack,
+            );
+        }
+        for (path, kind) in found {
+            self.protect(path, kind);
+        }
+    }
+
+    fn watch(&mut self, dir: &Path) {
+        if self.walk_every_time {
+            return;
+        }
+        let Some(inotify) = &self.inotify else {
+            return;
+        };
+        let flags = AddWatchFlags::IN_CREATE
+            | AddWatchFlags::IN_MOVED_TO
+            | AddWatchFlags::IN_ONLYDIR
+            | AddWatchFlags::IN_DONT_FOLLOW;
+        match inotify.add_watch(dir, flags) {
+            Ok(wd) => {
+                self.watched.insert(wd, dir.to_path_buf());
+            }
+            // Out of watches: from now on, walk everything before each command.
+            Err(nix::errno::Errno::ENOSPC) => self.walk_every_time = true,
+            Err(_) => {}
+        }
+    }
+
+    fn protect(&mut self, path: PathBuf, kind: super::paths::Protect) {
+        if self.covered.contains(&path) {
+            return;
         }
         let done = match kind {
-            super::paths::Protect::Deny => cover(&path, p),
+            super::paths::Protect::Deny => cover(&path, &self.placeholders),
             super::paths::Protect::ReadOnly => bind_read_only(&path, &path),
         };
         if done.is_ok() {
-            covered.insert(path);
+            self.covered.insert(path);
+        }
+    }
+
+    /// Before a command: protect what appeared since the last one.
+    fn before_command(&mut self) {
+        if self.walk_every_time {
+            self.covered.clear();
+            for root in self.setup.write.clone() {
+                self.walk(root, false);
+            }
+            return;
+        }
+        let Some(inotify) = &self.inotify else {
+            return;
+        };
+        let mut changed: Vec<PathBuf> = Vec::new();
+        while let Ok(events) = inotify.read_events() {
+            if events.is_empty() {
+                break;
+            }
+            for e in events {
+                if e.mask.contains(AddWatchFlags::IN_Q_OVERFLOW) {
+                    self.walk_every_time = true;
+                }
+                if e.mask.contains(AddWatchFlags::IN_IGNORED) {
+                    self.watched.remove(&e.wd);
+                    continue;
+                }
+                let (Some(dir), Some(name)) = (self.watched.get(&e.wd), &e.name) else {
+                    continue;
+                };
+                let path = dir.join(name);
+                // A new entry at a covered name: the cover went with the old one.
+                self.covered.remove(&path);
+                if e.mask.contains(AddWatchFlags::IN_ISDIR) {
+                    changed.push(path);
+                } else if !changed.contains(dir) {
+                    changed.push(dir.clone());
+                }
+            }
+        }
+        if self.walk_every_time {
+            return self.before_command();
+        }
+        for path in changed {
+            let known = self.watched.values().any(|d| d == &path);
+            if known {
+                // A directory that gained entries: look at it alone.
+                let (mut found, mut subdirs) = (Vec::new(), Vec::new());
+                super::paths::scan_dir(
+                    &path,
+                    &self.setup.write,
+                    &self.deny,
+                    self.setup.protect_git,
+                    &mut found,
+                    &mut subdirs,
+                );
+                for (p, kind) in found {
+                    self.protect(p, kind);
+                }
+            } else if let Some(kind) =
+                super::paths::classify(&path, &self.deny, self.setup.protect_git)
+            {
+                self.protect(path, kind);
+            } else {
+                // A new directory (made, or moved in): its whole tree.
+                self.walk(path, true);
+            }
         }
     }
 }
@@ -428,7 +568,7 @@ fn serve(
     control: &OwnedFd,
     setup: &Setup,
     ruleset: Option<&RulesetCreated>,
-    placeholders: Option<&Placeholders>,
+    placeholders: Option<Placeholders>,
 ) -> Result<(), String> {
     use nix::sys::signal::{SigSet, Signal};
     use nix::sys::signalfd::{SfdFlags, SignalFd};
@@ -437,7 +577,10 @@ fn serve(
     chld.thread_block().map_err(|e| e.to_string())?;
     let sfd = SignalFd::with_flags(&chld, SfdFlags::SFD_NONBLOCK | SfdFlags::SFD_CLOEXEC)
         .map_err(|e| e.to_string())?;
-    let mut covered = HashSet::new();
+    let mut protector = match placeholders {
+        Some(p) => Some(Protector::new(setup, p)?),
+        None => None,
+    };
     let mut running: HashMap<i32, u64> = HashMap::new();
     loop {
         let mut fds = [
@@ -471,8 +614,8 @@ fn serve(
                     }),
                     passed,
                 )) => {
-                    if let Some(p) = placeholders {
-                        refresh_covers(setup, &mut covered, p);
+                    if let Some(p) = protector.as_mut() {
+                        p.before_command();
                     }
                     match spawn(
                         control,

@@ -62,7 +62,7 @@ fn grant_all_but(dir: &Path, hidden: &[PathBuf], out: &mut Vec<PathBuf>) {
 }
 
 /// How a found path is protected.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Protect {
     /// Denied by `--deny-dir`: nothing of it may be read.
     Deny,
@@ -75,81 +75,76 @@ pub enum Protect {
 /// `hooks/`).
 pub const GIT_PROTECTED: &[&str] = &["config", "config.worktree", "hooks"];
 
-/// Every denied path and every piece of protected git metadata under `roots`. Symlinks
-/// are not followed (a link's target is checked where it lies); a denied directory is not
-/// descended into.
-pub fn find_protected(
+/// What one directory holds that must be protected, and its subdirectories to look in
+/// next. Symlinks are not followed (a link's target is checked where it lies); a denied
+/// directory is not descended into, nor a `.git` directory but for its submodules'.
+pub fn scan_dir(
+    dir: &Path,
     roots: &[PathBuf],
     deny: &Scope,
     protect_git: bool,
-) -> Vec<(PathBuf, Protect)> {
-    let mut out = Vec::new();
-    let mut seen_git_dirs = Vec::new();
-    for root in roots {
-        let mut stack = vec![root.clone()];
-        while let Some(dir) = stack.pop() {
-            let Ok(entries) = std::fs::read_dir(&dir) else {
-                continue;
-            };
-            for entry in entries.flatten() {
-                let path = entry.path();
-                let Ok(kind) = entry.file_type() else {
-                    continue;
-                };
-                if deny.is_denied(&path) {
-                    out.push((path, Protect::Deny));
-                    continue;
-                }
-                let name = entry.file_name();
-                if protect_git && name == ".git" {
-                    if kind.is_dir() {
-                        git_dir(&path, &mut out, &mut seen_git_dirs);
-                    } else if kind.is_file() {
-                        linked_worktree(&path, roots, &mut out, &mut seen_git_dirs);
-                    }
-                    if !kind.is_dir() {
-                        continue;
-                    }
-                }
-                if kind.is_dir() {
-                    stack.push(path);
-                }
-            }
-        }
-    }
-    out
-}
-
-/// A git directory's protected files, and those of its submodules (`modules/*`).
-fn git_dir(dir: &Path, out: &mut Vec<(PathBuf, Protect)>, seen: &mut Vec<PathBuf>) {
-    if seen.iter().any(|s| s == dir) {
-        return;
-    }
-    seen.push(dir.to_path_buf());
-    for name in GIT_PROTECTED {
-        let p = dir.join(name);
-        if p.symlink_metadata().is_ok() {
-            out.push((p, Protect::ReadOnly));
-        }
-    }
-    if let Ok(modules) = std::fs::read_dir(dir.join("modules")) {
-        for m in modules.flatten() {
-            if m.file_type().is_ok_and(|t| t.is_dir()) {
-                git_dir(&m.path(), out, seen);
-            }
-        }
-    }
-}
-
-/// A linked worktree's `.git` file (`gitdir: <common>/worktrees/<name>`): its own
-/// `config.worktree`, and the common directory's metadata when it lies in the writable
-/// trees (outside them it is read-only anyway).
-fn linked_worktree(
-    dotgit: &Path,
-    roots: &[PathBuf],
-    out: &mut Vec<(PathBuf, Protect)>,
-    seen: &mut Vec<PathBuf>,
+    found: &mut Vec<(PathBuf, Protect)>,
+    subdirs: &mut Vec<PathBuf>,
 ) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let in_git = dir.iter().any(|c| c == ".git");
+    for entry in entries.flatten() {
+        let Ok(kind) = entry.file_type() else {
+            continue;
+        };
+        let path = entry.path();
+        match classify(&path, deny, protect_git) {
+            Some(Protect::Deny) => {
+                found.push((path, Protect::Deny));
+                continue;
+            }
+            Some(Protect::ReadOnly) => {
+                found.push((path, Protect::ReadOnly));
+                continue;
+            }
+            None => {}
+        }
+        if protect_git && entry.file_name() == ".git" && kind.is_file() {
+            linked_worktree(&path, roots, found);
+            continue;
+        }
+        // Inside a git directory only submodules' git directories matter.
+        let worth_it = !in_git
+            || entry.file_name() == "modules"
+            || dir.file_name().is_some_and(|n| n == "modules");
+        if kind.is_dir() && worth_it {
+            subdirs.push(path);
+        }
+    }
+}
+
+/// How `path` must be protected, by its name alone.
+pub fn classify(path: &Path, deny: &Scope, protect_git: bool) -> Option<Protect> {
+    if deny.is_denied(path) {
+        Some(Protect::Deny)
+    } else if protect_git && is_git_protected(path) {
+        Some(Protect::ReadOnly)
+    } else {
+        None
+    }
+}
+
+/// Every denied path and every piece of protected git metadata under `roots`.
+pub fn find_protected(roots: &[PathBuf], deny: &Scope, protect_git: bool) -> Vec<(PathBuf, Protect)> {
+    let mut found = Vec::new();
+    let mut stack: Vec<PathBuf> = roots.to_vec();
+    while let Some(dir) = stack.pop() {
+        scan_dir(&dir, roots, deny, protect_git, &mut found, &mut stack);
+    }
+    found
+}
+
+/// A linked worktree's `.git` file (`gitdir: <common>/worktrees/<name>`): that
+/// directory's `config.worktree`, and the common directory's config and hooks, when they
+/// lie in the writable trees (outside them they are read-only anyway).
+fn linked_worktree(dotgit: &Path, roots: &[PathBuf], found: &mut Vec<(PathBuf, Protect)>) {
     let Ok(text) = std::fs::read_to_string(dotgit) else {
         return;
     };
@@ -157,19 +152,23 @@ fn linked_worktree(
         return;
     };
     let base = dotgit.parent().unwrap_or(Path::new("/"));
-    let gitdir = base.join(gitdir.trim());
-    let inside = |p: &Path| roots.iter().any(|r| p.starts_with(r));
-    if inside(&gitdir) {
-        git_dir(&gitdir, out, seen);
-    }
+    let Ok(gitdir) = base.join(gitdir.trim()).canonicalize() else {
+        return;
+    };
     let common = std::fs::read_to_string(gitdir.join("commondir"))
-        .map(|c| gitdir.join(c.trim()))
         .ok()
-        .and_then(|c| c.canonicalize().ok());
-    if let Some(common) = common
-        && inside(&common)
-    {
-        git_dir(&common, out, seen);
+        .and_then(|c| gitdir.join(c.trim()).canonicalize().ok());
+    let inside = |p: &Path| roots.iter().any(|r| p.starts_with(r));
+    for dir in std::iter::once(gitdir).chain(common) {
+        if !inside(&dir) {
+            continue;
+        }
+        for name in GIT_PROTECTED {
+            let p = dir.join(name);
+            if p.symlink_metadata().is_ok() {
+                found.push((p, Protect::ReadOnly));
+            }
+        }
     }
 }
 
