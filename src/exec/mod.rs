@@ -425,7 +425,7 @@ fn spawn_jailed(
     match script_file {
         Some(path) => {
             argv.push(r#". "$0""#.into());
-            argv.push(jail.command_path(path).into_os_string());
+            argv.push(path.as_os_str().to_owned());
         }
         None => argv.push(spec.script.into()),
     }

@@ -41,8 +41,7 @@ pub struct Jail {
     outer: Mutex<Child>,
     waiting: Arc<Mutex<Waiting>>,
     next_id: AtomicU64,
-    namespaces: bool,
-    /// The session's TMPDIR on the host.
+    /// The session's TMPDIR.
     tmp: PathBuf,
     /// What did not hold when it was set up (the jail's own notes).
     pub notes: Vec<String>,
@@ -121,7 +120,6 @@ impl Jail {
             outer: Mutex::new(outer),
             waiting: Arc::new(Mutex::new(Waiting::default())),
             next_id: AtomicU64::new(1),
-            namespaces: sandbox.support.namespaces,
             tmp,
             notes: Vec::new(),
         };
@@ -151,26 +149,14 @@ impl Jail {
         Ok(jail)
     }
 
-    /// The session's TMPDIR as commands see it.
+    /// The session's TMPDIR (the same path inside the sandbox and out).
     pub fn tmpdir(&self) -> PathBuf {
-        if self.namespaces {
-            PathBuf::from("/tmp")
-        } else {
-            self.tmp.clone()
-        }
+        self.tmp.clone()
     }
 
     /// The session's TMPDIR on the host (where Boris writes files for commands to read).
     pub fn host_tmp(&self) -> &Path {
         &self.tmp
-    }
-
-    /// A host path under the session's TMPDIR as commands see it.
-    pub fn command_path(&self, host: &Path) -> PathBuf {
-        match host.strip_prefix(&self.tmp) {
-            Ok(rel) if self.namespaces => Path::new("/tmp").join(rel),
-            _ => host.to_path_buf(),
-        }
     }
 
     /// Starts `argv` confined; returns its pid (as Boris sees it: the process group to

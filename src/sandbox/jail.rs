@@ -7,8 +7,9 @@
 //! With namespaces the jail makes a user namespace (the caller's uid and gid mapped to
 //! themselves), then mount and PID namespaces (and a network one when the network is
 //! off) and forks their PID 1, the *init*, which does the rest: a fresh `/proc` (the
-//! server and other sessions are not in it), the session's temporary directory at `/tmp`,
-//! a private `/dev/shm`, Boris's own files hidden, and before every command an unreadable
+//! server and other sessions are not in it), a private `/dev/shm`, Boris's own files and
+//! other sessions' hidden, the Unix sockets outside the writable trees covered (Landlock
+//! before ABI 9 does not govern connecting to them), and before every command an unreadable
 //! placeholder over each denied file and a read-only bind over git's config and hooks.
 //! Each command then confines itself with Landlock (filesystem, TCP, abstract sockets)
 //! and drops every capability before `exec`. When init dies — Boris closed the socket or
@@ -230,15 +231,17 @@ fn same_object(path: &Path, fd: &OwnedFd) -> bool {
     now.dev() == st.st_dev && now.ino() == st.st_ino
 }
 
-/// The mounts made once, in init: a fresh /proc; the session's TMPDIR as /tmp; an empty
-/// tmpfs over each hidden path (Boris's files, other sessions'); a private /dev/shm; then
-/// every granted tree the mounts above buried (a project under /tmp, the session's own
-/// directory) bound back at its place.
+/// The mounts made once, in init: a fresh /proc; an empty tmpfs over each hidden path
+/// (Boris's files, other sessions'); a private /dev/shm; every granted tree the mounts
+/// above buried (the session's own directory, read-only, and its TMPDIR) bound back at
+/// its place; and a placeholder over every Unix socket outside the writable trees in the
+/// places sockets live (Landlock before ABI 9 does not govern connecting to one).
 fn init_mounts(setup: &Setup, notes: &mut Vec<String>) -> Result<Placeholders, String> {
     // Nothing done here may reach the host's mount table.
     mount(None, Path::new("/"), None, libc::MS_REC | libc::MS_PRIVATE)
         .map_err(|e| format!("making the mounts private: {e}"))?;
     let placeholders = make_placeholders(setup).map_err(|e| format!("placeholders: {e}"))?;
+    let tmp = setup.tmp();
     // Everything granted, opened before the mounts that may bury it: (path, fd, writable).
     let granted: Vec<(PathBuf, OwnedFd, bool)> = setup
         .write
@@ -246,9 +249,9 @@ fn init_mounts(setup: &Setup, notes: &mut Vec<String>) -> Result<Placeholders, S
         .map(|p| (p, true))
         .chain(setup.read.iter().map(|p| (p, false)))
         .chain(std::iter::once((&setup.session, false)))
+        .chain(std::iter::once((&tmp, true)))
         .filter_map(|(p, w)| open_path(p).ok().map(|fd| (p.clone(), fd, w)))
         .collect();
-    let session_tmp = open_path(&setup.tmp()).map_err(|e| format!("TMPDIR: {e}"))?;
     if let Err(e) = mount(
         Some(Path::new("proc")),
         Path::new("/proc"),
@@ -260,14 +263,6 @@ fn init_mounts(setup: &Setup, notes: &mut Vec<String>) -> Result<Placeholders, S
             "the server's /proc entries stay visible (a fresh /proc was refused: {e}); their \
              environment and memory are still unreadable"
         ));
-    }
-    if let Err(e) = mount(
-        Some(&fd_path(&session_tmp)),
-        Path::new("/tmp"),
-        None,
-        libc::MS_BIND,
-    ) {
-        notes.push(format!("/tmp is the host's (binding TMPDIR failed: {e})"));
     }
     for hidden in &setup.hidden {
         let covered = mount(
@@ -290,8 +285,18 @@ fn init_mounts(setup: &Setup, notes: &mut Vec<String>) -> Result<Placeholders, S
     ) {
         notes.push(format!("/dev/shm is the host's ({e})"));
     }
-    for (path, fd, writable) in &granted {
-        if same_object(path, fd) {
+    // Judged before any is bound back: a read-only bind back would hide what lies below.
+    let buried: Vec<bool> = granted
+        .iter()
+        .map(|(p, fd, _)| !same_object(p, fd))
+        .collect();
+    let mut read_only_binds: Vec<&Path> = Vec::new();
+    for ((path, fd, writable), buried) in granted.iter().zip(buried) {
+        // A writable tree below a read-only bind (TMPDIR in the session's directory).
+        let under_read_only = read_only_binds
+            .iter()
+            .any(|r| path.starts_with(r) && path != r);
+        if !buried && !(*writable && under_read_only) {
             continue;
         }
         let flags = libc::MS_BIND | libc::MS_REC;
@@ -302,11 +307,83 @@ fn init_mounts(setup: &Setup, notes: &mut Vec<String>) -> Result<Placeholders, S
                 bind_read_only(&fd_path(fd), path)
             }
         });
-        if let Err(e) = made {
-            notes.push(format!("{} is not reachable ({e})", path.display()));
+        match made {
+            Ok(()) if !*writable => read_only_binds.push(path),
+            Ok(()) => {}
+            Err(e) => notes.push(format!("{} is not reachable ({e})", path.display())),
         }
     }
+    hide_sockets(setup, &placeholders, notes);
     Ok(placeholders)
+}
+
+/// Where pathname Unix sockets live: runtime directories, temporary ones, the home
+/// directory's first levels (a rootless container engine's, an agent's).
+fn socket_places() -> Vec<(PathBuf, usize)> {
+    let mut places: Vec<(PathBuf, usize)> = [
+        "/run",
+        "/var/run",
+        "/tmp",
+        "/var/tmp",
+        "/dev/shm",
+        "/var/lib/docker",
+        "/var/snap",
+    ]
+    .iter()
+    .map(|p| (PathBuf::from(p), 6))
+    .collect();
+    for var in ["XDG_RUNTIME_DIR", "HOME"] {
+        if let Some(dir) = std::env::var_os(var) {
+            places.push((PathBuf::from(dir), 3));
+        }
+    }
+    places
+}
+
+/// Covers every socket under [`socket_places`] (to their depth) that lies outside the
+/// writable trees, so that connecting to it fails.
+fn hide_sockets(setup: &Setup, p: &Placeholders, notes: &mut Vec<String>) {
+    use std::os::unix::fs::FileTypeExt;
+    let writable = |path: &Path| setup.write.iter().any(|w| path.starts_with(w));
+    let mut failed = 0;
+    // A bound on the directories read, so a huge home costs the session's start little.
+    let mut budget = 20_000usize;
+    for (place, depth) in socket_places() {
+        let mut stack = vec![(place, 0usize)];
+        while let Some((dir, level)) = stack.pop() {
+            if budget == 0 {
+                notes.push(
+                    "the search for Unix sockets to hide stopped at 20000 directories".into(),
+                );
+                return;
+            }
+            budget -= 1;
+            if writable(&dir) {
+                continue;
+            }
+            let Ok(entries) = std::fs::read_dir(&dir) else {
+                continue;
+            };
+            for entry in entries.flatten() {
+                let Ok(kind) = entry.file_type() else {
+                    continue;
+                };
+                let path = entry.path();
+                if kind.is_socket() && !writable(&path) {
+                    if bind_read_only(&fd_path(&p.file), &path).is_err() {
+                        failed += 1;
+                    }
+                } else if kind.is_dir() && level + 1 < depth {
+                    stack.push((path, level + 1));
+                }
+            }
+        }
+    }
+    if failed > 0 {
+        notes.push(format!(
+            "{failed} Unix sockets outside the writable directories could not be hidden"
+        ));
+    }
 }
 
 fn cover(target: &Path, p: &Placeholders) -> std::io::Result<()> {
@@ -525,16 +602,7 @@ fn build_ruleset(setup: &Setup, notes: &mut Vec<String>) -> Result<RulesetCreate
     for path in &setup.write {
         add(path, all)?;
     }
-    // With namespaces TMPDIR is /tmp (its host path is out of sight there).
-    let tmp = setup.tmp();
-    add(
-        if setup.namespaces {
-            Path::new("/tmp")
-        } else {
-            &tmp
-        },
-        all,
-    )?;
+    add(&setup.tmp(), all)?;
     // Its own output files (read-only: Boris writes them).
     add(&setup.session, read)?;
     let device = AccessFs::from_file(abi) & !AccessFs::Execute;

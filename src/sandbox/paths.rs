@@ -132,7 +132,11 @@ pub fn classify(path: &Path, deny: &Scope, protect_git: bool) -> Option<Protect>
 }
 
 /// Every denied path and every piece of protected git metadata under `roots`.
-pub fn find_protected(roots: &[PathBuf], deny: &Scope, protect_git: bool) -> Vec<(PathBuf, Protect)> {
+pub fn find_protected(
+    roots: &[PathBuf],
+    deny: &Scope,
+    protect_git: bool,
+) -> Vec<(PathBuf, Protect)> {
     let mut found = Vec::new();
     let mut stack: Vec<PathBuf> = roots.to_vec();
     while let Some(dir) = stack.pop() {

@@ -32,6 +32,17 @@ impl Server {
     /// Starts the server in `dir` with `extra` flags (the caller's `BORIS_*` settings
     /// removed) and completes the handshake as `client`.
     pub fn start(dir: &Path, extra: &[&str], client: &str) -> Server {
+        Server::start_with_env(dir, extra, client, &[])
+    }
+
+    /// As [`Server::start`], with `env` set in the server's environment (after the
+    /// caller's `BORIS_*` settings are removed).
+    pub fn start_with_env(
+        dir: &Path,
+        extra: &[&str],
+        client: &str,
+        env: &[(&str, &str)],
+    ) -> Server {
         let mut cmd = Command::new(BIN);
         cmd.args(["--transport", "stdio"])
             .args(extra)
@@ -44,6 +55,7 @@ impl Server {
                 cmd.env_remove(k);
             }
         }
+        cmd.envs(env.iter().copied());
         let mut child = cmd.spawn().expect("spawn boris");
         let stdout = child.stdout.take().expect("stdout");
         let (tx, rx) = channel();
