@@ -14,6 +14,7 @@ fn main() -> ExitCode {
     {
         boris::sandbox::jail::main();
     }
+    hide_token_from_command_line();
     let env = |name: &str| std::env::var(name).ok();
     let cli = match Cli::parse_from_env(std::env::args_os().collect(), env) {
         Ok(cli) => cli,
@@ -179,6 +180,54 @@ fn check_config(config: Config) -> ExitCode {
         sandbox_line(&shared.config),
     );
     ExitCode::SUCCESS
+}
+
+/// `/proc/<pid>/cmdline` is readable by every process of the user (no ptrace check, unlike
+/// `environ`): a `--token` given as a flag is moved into `BORIS_TOKEN`, its env twin, and
+/// Boris re-executes itself without it, so no command can read it there (issue 18).
+fn hide_token_from_command_line() {
+    use std::os::unix::process::CommandExt;
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let mut token = None;
+    let mut kept = Vec::with_capacity(args.len());
+    let mut i = 0;
+    while i < args.len() {
+        let a = args[i].to_string_lossy();
+        if a == "--" {
+            kept.extend_from_slice(&args[i..]);
+            break;
+        }
+        if a == "--token" && i + 1 < args.len() {
+            token = Some(args[i + 1].clone());
+            i += 2;
+            continue;
+        }
+        if let Some(v) = a.strip_prefix("--token=") {
+            token = Some(v.into());
+            i += 1;
+            continue;
+        }
+        kept.push(args[i].clone());
+        i += 1;
+    }
+    // An empty token, or one beside --generate-token, is an error to report under the
+    // flag the user wrote: leave those to the parser.
+    let Some(token) = token.filter(|t| !t.is_empty()) else {
+        return;
+    };
+    if kept
+        .iter()
+        .any(|a| a.to_string_lossy().starts_with("--generate-token"))
+    {
+        return;
+    }
+    let err = std::process::Command::new("/proc/self/exe")
+        .arg0(&kept[0])
+        .args(&kept[1..])
+        .env("BORIS_TOKEN", token)
+        .exec();
+    // exec failed (no /proc): carry on with the token where it was.
+    eprintln!("boris: could not move --token out of the command line: {err}");
 }
 
 /// What the sandbox enforces on this machine, in one line (issue 18 §2).

@@ -229,10 +229,7 @@ impl Drop for Jail {
 
 /// Reads the jail's replies until it ends.
 fn listen(control: OwnedFd, waiting: Arc<Mutex<Waiting>>) {
-    loop {
-        let Ok(Some((reply, pid))) = receive(&control) else {
-            break;
-        };
+    while let Ok(Some((reply, pid))) = receive(&control) {
         let mut w = lock(&waiting);
         match reply {
             Reply::Started { id } => {

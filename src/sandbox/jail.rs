@@ -296,7 +296,7 @@ fn init_mounts(setup: &Setup, notes: &mut Vec<String>) -> Result<Placeholders, S
         let under_read_only = read_only_binds
             .iter()
             .any(|r| path.starts_with(r) && path != r);
-        if !buried && !(*writable && under_read_only) {
+        if !(buried || *writable && under_read_only) {
             continue;
         }
         let flags = libc::MS_BIND | libc::MS_REC;

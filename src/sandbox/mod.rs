@@ -247,15 +247,96 @@ impl Sandbox {
         } else {
             format!("Landlock ABI {}, no namespaces", self.support.landlock_abi)
         };
+        // With the network off, its rule says so, held or not.
         let network = if self.policy.network {
-            "network on"
+            "; network on"
         } else {
-            "network off"
+            ""
         };
-        let mut line = format!("sandbox on ({how}): {}; {network}", held.join(", "));
+        let mut line = format!("sandbox on ({how}): {}{network}", held.join(", "));
         if !not.is_empty() {
             line.push_str(&format!("; not held: {}", not.join(", ")));
         }
         line
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn policy(deny: bool, network: bool) -> Policy {
+        Policy {
+            write: vec![PathBuf::from("/w")],
+            read: Vec::new(),
+            deny_patterns: if deny {
+                vec![".env".into()]
+            } else {
+                Vec::new()
+            },
+            network,
+            protect_git: true,
+        }
+    }
+
+    fn support(abi: u32, namespaces: bool) -> Support {
+        Support {
+            landlock_abi: abi,
+            namespaces,
+        }
+    }
+
+    #[test]
+    fn what_each_kernel_holds() {
+        // Everything: quiet.
+        let (sb, warning) = Sandbox::new(Mode::Auto, support(7, true), policy(true, true)).unwrap();
+        assert!(warning.is_none());
+        assert_eq!(
+            sb.unwrap().status(),
+            "sandbox on (Landlock ABI 7, namespaces): writes confined, deny list, server out of \
+             reach, git config protected; network on"
+        );
+        // No namespaces (Ubuntu 24.04): auto warns and says exactly what does not hold.
+        let (sb, warning) =
+            Sandbox::new(Mode::Auto, support(6, false), policy(true, false)).unwrap();
+        assert!(sb.is_some());
+        assert_eq!(
+            warning.as_deref(),
+            Some(
+                "sandbox on (Landlock ABI 6, no namespaces): writes confined, server out of \
+                 reach, network off; not held: deny list (no user namespaces), git \
+                 config protected (no user namespaces)"
+            )
+        );
+        // An older kernel: no signal scoping, no TCP rules.
+        let (_, warning) =
+            Sandbox::new(Mode::Auto, support(3, false), policy(false, false)).unwrap();
+        let w = warning.unwrap();
+        assert!(
+            w.contains("not held: server out of reach (Landlock ABI 3 has no signal scoping"),
+            "{w}"
+        );
+        assert!(
+            w.contains("network off (Landlock ABI 3 has no TCP rules"),
+            "{w}"
+        );
+        // `on` refuses what it cannot enforce; `off` asks nothing.
+        let e = Sandbox::new(Mode::On, support(7, false), policy(false, true)).unwrap_err();
+        assert_eq!(
+            e,
+            "--sandbox on cannot enforce: git config protected (no user namespaces)"
+        );
+        let e = Sandbox::new(Mode::On, support(0, true), policy(false, true)).unwrap_err();
+        assert!(e.contains("no Landlock"), "{e}");
+        let e = Sandbox::new(Mode::On, support(1, true), policy(false, true)).unwrap_err();
+        assert!(e.contains("ABI 1 is older than 2"), "{e}");
+        let (sb, warning) =
+            Sandbox::new(Mode::Auto, support(0, true), policy(false, true)).unwrap();
+        assert!(sb.is_none());
+        assert!(warning.unwrap().contains("commands run unconfined"));
+        assert!(matches!(
+            Sandbox::new(Mode::Off, support(7, true), policy(true, true)),
+            Ok((None, None))
+        ));
     }
 }

@@ -169,7 +169,7 @@ impl<'a> In<'a> {
     }
 }
 
-fn put_path(o: &mut Out, p: &PathBuf) {
+fn put_path(o: &mut Out, p: &std::path::Path) {
     o.bytes(p.as_os_str().as_bytes());
 }
 
@@ -189,9 +189,9 @@ impl Request {
                 o.u32(s.landlock_abi);
                 o.u8(s.namespaces.into());
                 o.u8(s.network.into());
-                o.list(&s.read, put_path);
-                o.list(&s.hidden, put_path);
-                o.list(&s.write, put_path);
+                o.list(&s.read, |o, p| put_path(o, p));
+                o.list(&s.hidden, |o, p| put_path(o, p));
+                o.list(&s.write, |o, p| put_path(o, p));
                 put_path(&mut o, &s.session);
                 o.list(&s.deny_patterns, |o, p| o.bytes(p.as_bytes()));
                 o.u8(s.protect_git.into());
