@@ -82,7 +82,9 @@ impl Jail {
         // Every packet then carries its sender's pid, as this process sees it.
         setsockopt(&ours, sockopt::PassCred, &true)?;
         let theirs_raw = theirs.as_raw_fd();
-        let mut cmd = Command::new("/proc/self/exe");
+        let program = super::jail_program()
+            .ok_or_else(|| std::io::Error::other("Boris cannot run itself as the jail"))?;
+        let mut cmd = Command::new(program);
         cmd.arg(super::JAIL_ARG)
             .env_clear()
             .stdin(Stdio::null())

@@ -32,6 +32,27 @@ pub struct Support {
     pub landlock_abi: u32,
     /// Unprivileged user, mount and PID namespaces can be made.
     pub namespaces: bool,
+    /// Boris can re-execute itself as a jail ([`jail_program`]).
+    pub reexec: bool,
+}
+
+/// The binary a jail runs: Boris's own, as `/proc/self/exe` (which still works if the
+/// file was replaced since), else the absolute path Boris was started as (an empty
+/// root with no /proc); `None` if neither is there.
+pub fn jail_program() -> Option<PathBuf> {
+    static PROGRAM: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
+    PROGRAM
+        .get_or_init(|| {
+            let proc_exe = PathBuf::from("/proc/self/exe");
+            if proc_exe.exists() {
+                return Some(proc_exe);
+            }
+            std::env::args_os()
+                .next()
+                .map(PathBuf::from)
+                .filter(|p| p.is_absolute() && p.is_file())
+        })
+        .clone()
 }
 
 /// The Landlock ABI of the running kernel (0 when it has none or it is disabled).
@@ -112,6 +133,7 @@ impl Support {
         Support {
             landlock_abi,
             namespaces,
+            reexec: jail_program().is_some(),
         }
     }
 }
@@ -160,8 +182,12 @@ impl Sandbox {
             return Ok((None, None));
         }
         let sandbox = Sandbox { support, policy };
-        if support.landlock_abi < MIN_LANDLOCK_ABI {
-            let why = if support.landlock_abi == 0 {
+        if support.landlock_abi < MIN_LANDLOCK_ABI || !support.reexec {
+            let why = if !support.reexec {
+                "Boris cannot run itself as the jail (no /proc/self/exe, and not started by an \
+                 absolute path)"
+                    .to_string()
+            } else if support.landlock_abi == 0 {
                 "the kernel has no Landlock (Linux 5.19+ with landlock in the LSM list)".to_string()
             } else {
                 format!(
@@ -283,6 +309,7 @@ mod tests {
         Support {
             landlock_abi: abi,
             namespaces,
+            reexec: true,
         }
     }
 
@@ -334,6 +361,15 @@ mod tests {
             Sandbox::new(Mode::Auto, support(0, true), policy(false, true)).unwrap();
         assert!(sb.is_none());
         assert!(warning.unwrap().contains("commands run unconfined"));
+        let no_exe = Support {
+            reexec: false,
+            ..support(7, true)
+        };
+        assert!(
+            Sandbox::new(Mode::On, no_exe, policy(false, true))
+                .unwrap_err()
+                .contains("no /proc/self/exe")
+        );
         assert!(matches!(
             Sandbox::new(Mode::Off, support(7, true), policy(true, true)),
             Ok((None, None))
