@@ -17,6 +17,8 @@ CAPS = ["read_file", "read_range", "read_from", "read_tail", "list_dir", "write_
         "replace", "replace_all", "multi_edit", "run", "run_background", "task_output",
         "task_stop", "search", "search_files", "search_count", "find_files"]
 OTHER = "(other: protocol, Claude Code's contract, Boris's own tools)"
+# The escape suite (issue 18 §4): every case under spec/sandbox/ also counts here.
+CONFINED = "shell confined to its scope (spec/sandbox/)"
 
 def cell(c):
     p, f, u = c
@@ -41,13 +43,15 @@ def build(out_dir, names):
             col = 0 if st == "pass" else 1 if st.startswith("fail") else 2
             for cap in (c["capabilities"] or [OTHER]):
                 rows.setdefault(cap, {}).setdefault(n, [0, 0, 0])[col] += 1
+            if c["path"].lstrip("./").startswith(("sandbox/", "spec/sandbox/")):
+                rows.setdefault(CONFINED, {}).setdefault(n, [0, 0, 0])[col] += 1
             if col == 1:
                 fails[n].append((c["path"], c["why"]))
             if col == 2:
                 unsupported[n][c["why"]] = unsupported[n].get(c["why"], 0) + 1
     head = "| capability | " + " | ".join(TITLES.get(n, n) for n in names) + " |"
     out = [head, "|---|" + "---|" * len(names)]
-    for cap in CAPS + [OTHER]:
+    for cap in CAPS + [CONFINED, OTHER]:
         if cap in rows:
             out.append(f"| {cap} | " + " | ".join(cell(rows[cap].get(n, [0, 0, 0])) for n in names) + " |")
     out.append("")
