@@ -434,8 +434,11 @@ pub fn define<T: JsonSchema + 'static>(
 /// `["string", "null"]` with `default: null`, which is how schemars spells `Option<T>`
 /// and which clients (the MCP Inspector among them) flag as unportable. Integer formats
 /// that are not JSON Schema's (`uint64`, `int64`, `uint`) go too; `minimum` says the
-/// rest. Nested object schemas (array items, sub-objects) get the same treatment.
+/// rest. Nested object schemas (array items, sub-objects) get the same treatment. Every
+/// `$ref` is replaced by the definition it names and `$defs` goes (issue 21 §4): Gemini's
+/// API, Copilot CLI and opencode reject or mangle references.
 pub fn portable_schema(schema: &mut JsonObject) {
+    inline_references(schema);
     use serde_json::Value;
     const RUST_FORMATS: &[&str] = &[
         "uint", "uint8", "uint16", "uint32", "uint64", "int", "int8", "int16", "int32", "int64",
@@ -510,6 +513,60 @@ pub fn portable_schema(schema: &mut JsonObject) {
     }
 }
 
+/// Replaces each `{"$ref": "#/$defs/Name"}` (or `#/definitions/Name`) by the definition,
+/// recursively, and drops the definitions. A reference that would recurse more than 16
+/// deep is left as it is (no tool's arguments are recursive).
+fn inline_references(schema: &mut JsonObject) {
+    use serde_json::Value;
+    let mut defs = JsonObject::new();
+    for key in ["$defs", "definitions"] {
+        if let Some(Value::Object(d)) = schema.remove(key) {
+            defs.extend(d);
+        }
+    }
+    if defs.is_empty() {
+        return;
+    }
+    fn resolve(node: &mut Value, defs: &JsonObject, depth: usize) {
+        match node {
+            Value::Object(obj) => {
+                let target = obj
+                    .get("$ref")
+                    .and_then(Value::as_str)
+                    .and_then(|r| {
+                        r.strip_prefix("#/$defs/")
+                            .or_else(|| r.strip_prefix("#/definitions/"))
+                    })
+                    .and_then(|name| defs.get(name))
+                    .cloned();
+                if let (Some(Value::Object(def)), true) = (target, depth < 16) {
+                    obj.remove("$ref");
+                    // Keywords beside the reference (a description) win over the definition's.
+                    for (k, v) in def {
+                        obj.entry(k).or_insert(v);
+                    }
+                    resolve(node, defs, depth + 1);
+                    return;
+                }
+                for child in obj.values_mut() {
+                    resolve(child, defs, depth);
+                }
+            }
+            Value::Array(items) => {
+                for child in items {
+                    resolve(child, defs, depth);
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut root = Value::Object(std::mem::take(schema));
+    resolve(&mut root, &defs, 0);
+    if let Value::Object(obj) = root {
+        *schema = obj;
+    }
+}
+
 pub fn read_only(title: &str) -> ToolAnnotations {
     let mut a = ToolAnnotations::with_title(title);
     a.read_only_hint = Some(true);
@@ -571,13 +628,38 @@ mod tests {
         );
     }
 
-    /// No registered tool, in any profile, has a nullable or multi-typed parameter.
+    #[test]
+    fn references_are_inlined() {
+        use serde_json::json;
+        let mut s = json!({
+            "type": "object",
+            "properties": {"edits": {"type": "array", "items": {"$ref": "#/$defs/One", "description": "one edit"}}},
+            "$defs": {"One": {"type": "object", "description": "d", "properties": {"x": {"$ref": "#/$defs/X"}}}, "X": {"type": "string"}}
+        })
+        .as_object()
+        .cloned()
+        .unwrap_or_default();
+        portable_schema(&mut s);
+        assert_eq!(
+            serde_json::Value::Object(s),
+            json!({
+                "type": "object",
+                "properties": {"edits": {"type": "array", "items": {"type": "object", "description": "one edit", "properties": {"x": {"type": "string"}}}}}
+            })
+        );
+    }
+
+    /// No registered tool, in any profile, has a nullable or multi-typed parameter, or a
+    /// `$ref` a client would have to resolve.
     #[test]
     fn every_tool_schema_is_plain() {
         fn walk(v: &serde_json::Value, at: &str) {
             if let Some(obj) = v.as_object() {
                 assert!(!obj.get("type").is_some_and(|t| t.is_array()), "{at}: {v}");
                 assert_ne!(obj.get("default"), Some(&serde_json::Value::Null), "{at}");
+                for key in ["$ref", "$defs", "definitions"] {
+                    assert!(!obj.contains_key(key), "{at}: {key} in {v}");
+                }
                 for (k, child) in obj {
                     walk(child, &format!("{at}.{k}"));
                 }
@@ -598,7 +680,10 @@ mod tests {
             grep::tool(true),
             glob::tool(false),
             glob::tool(true),
-        ] {
+        ]
+        .into_iter()
+        .chain(claude_code::tools())
+        {
             walk(
                 &serde_json::Value::Object((*tool.input_schema).clone()),
                 &tool.name,
