@@ -146,3 +146,23 @@ fn verb_in(dir: &std::path::Path, args: &[&str]) -> (bool, String) {
         ),
     )
 }
+
+/// The suite's first run works (issue 21 §4): the bare binary, as the Boris adapter's
+/// `server: boris` suggests, passes on every route — the adapter adds the transport each
+/// needs (Boris serves HTTP on 8080 by default, so stdio routes used to time out).
+#[test]
+fn the_bare_binary_passes_on_every_route() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = Command::new(SPEC)
+        .args(["run", "--server", BORIS])
+        .args(["protocol/ping.yaml", "view/range-last-lines.yaml", "http/initialize.yaml"])
+        .current_dir(dir.path())
+        .output()
+        .expect("run boris-spec");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    for route in ["", " [stdio-2026]", " [http]", " [http-2026]"] {
+        assert!(text.contains(&format!("PASS spec/view/range-last-lines.yaml{route}\n")), "{text}");
+    }
+    assert!(text.contains("PASS spec/http/initialize.yaml"), "{text}");
+}

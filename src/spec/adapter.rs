@@ -158,6 +158,11 @@ pub struct Adapter {
     /// on: `stdio`, `stdio-2026`, `http`, `http-2026`. Default: `stdio` only.
     #[serde(default = "stdio_only")]
     pub routes: Vec<String>,
+    /// How the server is started on stdio, appended to the server command for stdio runs
+    /// (Boris: `--transport stdio`, since it serves HTTP by default), so that the bare
+    /// command (`boris-spec run --server boris`) runs every route.
+    #[serde(default)]
+    pub stdio_args: Option<String>,
     /// How the server is started on HTTP, appended to the server command for HTTP runs
     /// (as `--http-args` is, which wins when given). `{port}` in it becomes a free
     /// loopback port the harness picked, for servers that do not print their address.

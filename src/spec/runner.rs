@@ -240,7 +240,7 @@ fn run_case_inner(case: &Case, opts: &RunOptions, route: Route) -> Option<CaseOu
             let mut extra = if http {
                 http_args.unwrap_or(DEFAULT_HTTP_ARGS).to_string()
             } else {
-                String::new()
+                opts.adapter.stdio_args.clone().unwrap_or_default()
             };
             // `{port}`: the server binds where the harness says, so its address is known.
             let mut known_addr = None;
