@@ -26,8 +26,26 @@ Boris's own: the numbered snippet it returned before (rebuilt by `snippet`) and 
 unified diff (the dry run's diff, under the one-line header a diff result has: "Edited
 PATH: replaced 1 occurrence at line N.").
 
+As a model writes (--as-model, issue 21 §1): a model reads files through a view that
+hides CRs, so every old text and new text is sent with `\n` line breaks only, and it
+writes short edits. The hunks are taken from the file as the view shows it (`\r\n` read as
+`\n`); each old text is the hunk's old lines with --context lines either side (0: the
+lines alone), grown one line at a time (above, then below) only while it is not unique
+(or is empty: an insertion takes the line above it, or below at the top of the file), and
+without the line break at its end when the new text ends in one too (a model writes
+`foo`, not `foo\n`). Such an old text is one line with no line break, or begins with
+`\n` when its first line is blank. The report counts, over the CRLF files (every line
+break of the parent and of the commit is `\r\n`), those that end byte-exact, with mixed
+line endings (both `\n` and `\r\n` where the commit has one kind), and with a stray CR (a
+`\r` not followed by `\n` that the commit does not have). A file with CRs that is not a
+CRLF file (the commit changes line endings, or a version mixes them) cannot be written
+by a model that sees no CR: it is replayed, and its miss is not a bug. --suffixes widens
+the file set (a comma-separated list of suffixes, or `*` for every file that is UTF-8
+text).
+
 Usage: python3 bench/edit_replay.py --boris target/release/boris [--repo .] [--rev HEAD]
        [--commits 200] [--litecode BIN] [--fs-dir DIR]
+       [--as-model [--context N]] [--suffixes .cpp,.h,...|*]
 Exit status 1 when any Boris mode is not byte-exact (a bug); peers' misses are reported,
 not fatal. Stdlib only; reuses bench/file_tools.py's JSON-RPC client.
 """
@@ -44,6 +62,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -58,8 +77,10 @@ def git(repo: Path, *args: str) -> bytes:
     return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True).stdout
 
 
-def changes(repo: Path, rev: str, commits: int, max_bytes: int):
-    """(commit, path, old text, new text) for every modified text file."""
+def changes(repo: Path, rev: str, commits: int, max_bytes: int, suffixes: set[str] | None = None):
+    """(commit, path, old text, new text) for every modified text file (`suffixes`: the
+    file names taken, TEXT_SUFFIXES by default; an empty set takes every suffix)."""
+    suffixes = TEXT_SUFFIXES if suffixes is None else suffixes
     revs = git(repo, "rev-list", "--no-merges", f"--max-count={commits}", rev).decode().split()
     for rev in revs:
         try:
@@ -67,7 +88,7 @@ def changes(repo: Path, rev: str, commits: int, max_bytes: int):
         except subprocess.CalledProcessError:  # the root commit
             continue
         for path in out.splitlines():
-            if Path(path).suffix not in TEXT_SUFFIXES:
+            if suffixes and Path(path).suffix not in suffixes:
                 continue
             try:
                 old_b = git(repo, "show", f"{rev}^:{path}")
@@ -113,6 +134,76 @@ def hunks_to_edits(old: str, new: str) -> list[tuple[str, str, int]] | None:
         edits.append((old_str, new_str, lo + 1))
         cur = cur[:i1] + b[j1:j2] + cur[i2:]
     return edits
+
+
+def lf_view(text: str) -> str:
+    """The text as a model reads it through a view: every `\r\n` read as `\n`."""
+    return text.replace("\r\n", "\n")
+
+
+def all_crlf(text: str) -> bool:
+    """Every line break is `\r\n` (and there is one)."""
+    return "\n" in text and text.count("\n") == text.count("\r\n")
+
+
+def model_edits(old: str, new: str, context: int) -> list[tuple[str, str, int]] | None:
+    """The hunks of `old` → `new` as a model writes them (--as-model): read from the LF
+    view of both versions, each old text the hunk's lines with `context` lines either
+    side, grown (above, then below) only while it is empty or not unique, and without the
+    line break at its end when the new text ends in one too. Bottom-up, as
+    hunks_to_edits; None if one cannot be made unique; [] when the view shows no change
+    (the commit changed line endings only)."""
+    a = lf_view(old).splitlines(keepends=True)
+    b = lf_view(new).splitlines(keepends=True)
+    ops = [op for op in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes() if op[0] != "equal"]
+    cur = list(a)
+    edits = []
+    for _, i1, i2, j1, j2 in reversed(ops):
+        text = "".join(cur)
+        lo, hi = max(i1 - context, 0), min(i2 + context, len(cur))
+        grow_up = True
+        while True:
+            old_str = "".join(cur[lo:hi])
+            new_str = "".join(cur[lo:i1]) + "".join(b[j1:j2]) + "".join(cur[i2:hi])
+            if old_str.endswith("\n") and new_str.endswith("\n"):
+                old_str, new_str = old_str[:-1], new_str[:-1]
+            if old_str and text.count(old_str) == 1:
+                break
+            if grow_up and lo > 0:
+                lo -= 1
+            elif hi < len(cur):
+                hi += 1
+            elif lo > 0:
+                lo -= 1
+            else:
+                return None
+            grow_up = not grow_up
+        if new_str == old_str:
+            return None
+        edits.append((old_str, new_str, lo + 1))
+        cur = cur[:i1] + b[j1:j2] + cur[i2:]
+    return edits
+
+
+def ending_kind(got: bytes, want: bytes) -> str:
+    """How a replayed CRLF file ended (--as-model): "exact", "mixed" (both `\n` and
+    `\r\n` line breaks where the commit has one kind), "stray CR" (a `\r` not followed by
+    `\n` that the commit does not have), both, or "other" (it differs otherwise)."""
+    if got == want:
+        return "exact"
+
+    def kinds(t: bytes) -> tuple[bool, bool]:
+        crlf = t.count(b"\r\n")
+        return crlf > 0, t.count(b"\n") > crlf
+
+    def lone_cr(t: bytes) -> int:
+        return t.count(b"\r") - t.count(b"\r\n")
+
+    mixed = all(kinds(got)) and not all(kinds(want))
+    stray = lone_cr(got) > lone_cr(want)
+    if mixed and stray:
+        return "mixed + stray CR"
+    return "mixed" if mixed else "stray CR" if stray else "other"
 
 
 def snippet(name: str, cur: str, old_str: str, new_str: str) -> str:
@@ -193,6 +284,8 @@ class Server:
     ns: dict[str, list[int]] = field(default_factory=lambda: {"single": [], "multi": []})
     chars: dict[str, list[float]] = field(default_factory=lambda: {"single": [], "multi": []})
     failures: dict[str, list[str]] = field(default_factory=lambda: {"single": [], "multi": []})
+    # --as-model: how each CRLF file ended ("exact", "mixed", "stray CR", ...) per mode
+    endings: dict[str, Counter] = field(default_factory=lambda: {"single": Counter(), "multi": Counter()})
 
     def call(self, tool: str, args: dict) -> tuple[int, bool, str]:
         rid, data = ft.tool_request(self.client, tool, args)
@@ -278,10 +371,13 @@ def how_differs(got: bytes, want: bytes) -> str:
     return f"{len(g)} lines, the commit has {len(w)}"
 
 
-def replay_file(s: Server, n: int, rev: str, path: str, old: str, new: str, edits, cmp: dict | None) -> None:
+def replay_file(s: Server, n: int, rev: str, path: str, old: str, new: str, edits, cmp: dict | None,
+                crlf: bool = False) -> None:
     """Both modes of one server on one file: each hunk with its own call, then all hunks
     in one call. `cmp` (Boris's default profile only) collects the snippet/diff
-    comparison of issue 15 §3 from a dry run before each real call."""
+    comparison of issue 15 §3 from a dry run before each real call. `crlf` (--as-model, a
+    CRLF file): how the file ended is tallied in `s.endings` ("refused" when a call
+    failed)."""
     if s.dead:
         for mode in ("single", "multi"):
             s.failures[mode].append(f"{rev} {path}: not run ({s.dead})")
@@ -305,6 +401,8 @@ def replay_file(s: Server, n: int, rev: str, path: str, old: str, new: str, edit
             if err:
                 ok = False
                 s.failures["single"].append(f"{rev} {path}: {text[:160]}")
+                if crlf:
+                    s.endings["single"]["refused"] += 1
                 break
             s.ns["single"].append(ns)
             s.chars["single"].append(len(text))
@@ -319,6 +417,8 @@ def replay_file(s: Server, n: int, rev: str, path: str, old: str, new: str, edit
             cur = cur.replace(old_str, new_str, 1)
         if ok:
             got = target.read_bytes()
+            if crlf:
+                s.endings["single"][ending_kind(got, new.encode())] += 1
             if got == new.encode():
                 s.exact["single"] += 1
             else:
@@ -333,10 +433,14 @@ def replay_file(s: Server, n: int, rev: str, path: str, old: str, new: str, edit
         ns, err, text = s.call(s.multi[0], s.multi[1](p, [(o, t) for o, t, _ in edits]))
         if err:
             s.failures["multi"].append(f"{rev} {path}: {text[:160]}")
+            if crlf:
+                s.endings["multi"]["refused"] += 1
             return
         s.ns["multi"].append(ns)
         s.chars["multi"].append(len(text) / len(edits))
         got = target.read_bytes()
+        if crlf:
+            s.endings["multi"][ending_kind(got, new.encode())] += 1
         if got == new.encode():
             s.exact["multi"] += 1
         else:
@@ -360,7 +464,28 @@ def main() -> int:
     ap.add_argument("--rev", default="HEAD", help="the newest commit replayed")
     ap.add_argument("--commits", type=int, default=200)
     ap.add_argument("--max-bytes", type=int, default=65536)
+    ap.add_argument("--as-model", action="store_true",
+                    help="send old and new texts as a model writes them: LF line breaks only, short old texts "
+                         "(issue 21 §1); counts how the CRLF files end")
+    ap.add_argument("--context", type=int, default=None,
+                    help="with --as-model: lines of context either side of a hunk (default 0: the hunk's lines "
+                         "alone, grown only to be unique)")
+    ap.add_argument("--suffixes", default="",
+                    help="comma-separated suffixes replayed besides the default set (.rs, .py, .md, ...), "
+                         "or * for every file that is UTF-8 text")
     args = ap.parse_args()
+    if args.context is not None and not args.as_model:
+        ap.error("--context goes with --as-model")
+    if args.context is not None and args.context < 0:
+        ap.error("--context must be 0 or more")
+    suffixes = TEXT_SUFFIXES
+    if args.suffixes.strip() == "*":
+        suffixes = set()
+    elif args.suffixes:
+        suffixes = TEXT_SUFFIXES | {x.strip() if x.strip().startswith(".") else "." + x.strip()
+                                    for x in args.suffixes.split(",") if x.strip()}
+    if args.as_model:
+        return main_as_model(args, suffixes)
 
     work = Path(tempfile.mkdtemp(prefix="boris-replay-"))
     servers = server_table(args)
@@ -369,7 +494,7 @@ def main() -> int:
 
     files = skipped = hunks = 0
     cmp = {"snippet": [], "diff": [], "mismatched": []}
-    for rev, path, old, new in changes(Path(args.repo), args.rev, args.commits, args.max_bytes):
+    for rev, path, old, new in changes(Path(args.repo), args.rev, args.commits, args.max_bytes, suffixes):
         edits = hunks_to_edits(old, new)
         if not edits:
             skipped += 1
@@ -428,6 +553,80 @@ def main() -> int:
                       f"{len(fails)} of {files} files not byte-exact, e.g.:")
                 for f in fails[:3]:
                     print(f"- {f}")
+    if any(s.failures["single"] or s.failures["multi"] for s in servers):
+        print(f"edit_replay: files and server logs kept in {work}", file=sys.stderr)
+    else:
+        shutil.rmtree(work, ignore_errors=True)
+    return 1 if bug else 0
+
+
+def main_as_model(args, suffixes: set[str]) -> int:
+    """--as-model: every file replayed with model_edits; the report counts how the CRLF
+    files end, per server and edit call."""
+    context = args.context or 0
+    work = Path(tempfile.mkdtemp(prefix="boris-replay-"))
+    servers = server_table(args)
+    for s in servers:
+        start(s, work)
+
+    files = skipped = endings_only = hunks = crlf_files = 0
+    # Files no model that sees no CR can write as the commit has them: the commit changes
+    # the endings of lines it does not touch, or the parent or the commit mixes endings.
+    unreachable: set[str] = set()
+    for rev, path, old, new in changes(Path(args.repo), args.rev, args.commits, args.max_bytes, suffixes):
+        edits = model_edits(old, new, context)
+        if edits is None:
+            skipped += 1
+            continue
+        if not edits:
+            endings_only += 1
+            continue
+        files += 1
+        hunks += len(edits)
+        crlf = all_crlf(old) and all_crlf(new)
+        crlf_files += crlf
+        if not crlf and not ("\r" not in old and "\r" not in new):
+            unreachable.add(f"{rev} {path}")
+        for s in servers:
+            replay_file(s, files, rev, path, old, new, edits, None, crlf=crlf)
+    for s in servers:
+        s.client.close()
+
+    head = git(Path(args.repo), "rev-parse", "--short=12", args.rev).decode().strip()
+    print(f"Commits: the last {args.commits} (at most) up to {head}: {files} modified text files "
+          f"({skipped} skipped: a hunk could not be made unique; {endings_only} skipped: the view shows "
+          f"no change, only line endings changed), {hunks} hunks.")
+    print(f"As a model writes: LF line breaks only, {context} lines of context. {crlf_files} of the files "
+          f"are CRLF files (every line break of the parent and of the commit is CRLF); {len(unreachable)} "
+          f"others have CRs but cannot be written by a model that sees none (the commit changes line "
+          f"endings, or a version mixes them): replayed, never counted as a bug.\n")
+    kinds = ["exact", "mixed", "stray CR", "mixed + stray CR", "other", "refused"]
+    print("| server | edit call | byte-exact files | CRLF files byte-exact | mixed endings | stray CR "
+          "| mixed + stray CR | otherwise different | call refused |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
+    for s in servers:
+        name = s.label if s.ours else s.version if s.version.startswith(s.label) else f"{s.label} {s.version}"
+        for mode, tool in (("single", s.single[0]), ("multi", s.multi[0] if s.multi else None)):
+            if tool is None:
+                print(f"| {name} | – ({s.multi_note}) | – | – | – | – | – | – | – |")
+                continue
+            e = s.endings[mode]
+            how = "one call per hunk" if mode == "single" else "all hunks of a file in one call"
+            print(f"| {name} | `{tool}`, {how} | {s.exact[mode]}/{files} | {e['exact']}/{crlf_files} | "
+                  + " | ".join(str(e[k]) for k in kinds[1:]) + " |")
+    bug = False
+    for s in servers:
+        for mode in ("single", "multi"):
+            fails = [f for f in s.failures[mode] if not any(f.startswith(k + ":") for k in unreachable)]
+            if not fails:
+                continue
+            tool = s.single[0] if mode == "single" else (s.multi[0] if s.multi else "?")
+            if s.ours:
+                bug = True
+            print(f"\n{s.label} `{tool}`: {len(fails)} of {files} files not byte-exact"
+                  f"{' (a bug)' if s.ours else ''}, e.g.:")
+            for f in fails[:20 if s.ours else 3]:
+                print(f"- {f}")
     if any(s.failures["single"] or s.failures["multi"] for s in servers):
         print(f"edit_replay: files and server logs kept in {work}", file=sys.stderr)
     else:
