@@ -486,6 +486,27 @@ def boris_edit_reports(args) -> str:
     return "\n".join(parts)
 
 
+def keep_other_sections(md: str, old_path: Path) -> str:
+    """The `## ` sections of the file being replaced that this script does not write
+    (other benchmarks' figures: the sandbox's, the CRLF replay's) are kept, before
+    "## What was run"."""
+    if not old_path.exists():
+        return md
+    def sections(text: str) -> list[str]:
+        parts = text.split("\n## ")
+        return ["## " + p for p in parts[1:]]
+    title = lambda sec: sec.split("\n", 1)[0]
+    ours = {title(sec) for sec in sections(md)}
+    kept = [sec.rstrip("\n") + "\n\n" for sec in sections(old_path.read_text()) if title(sec) not in ours]
+    if not kept:
+        return md
+    anchor = "\n## What was run"
+    at = md.find(anchor)
+    if at < 0:
+        return md.rstrip("\n") + "\n\n" + "".join(kept)
+    return md[: at + 1] + "".join(kept) + md[at + 1 :]
+
+
 def render(servers: list[Server], rgres: dict, args, corpus: Path, cmd: str, wall: float, extra: str = "") -> str:
     b = {s.name: s for s in servers}.get(BORIS)
     rows = [
@@ -723,6 +744,7 @@ def main() -> int:
     cmd = " ".join([sys.executable.rsplit("/", 1)[-1], "bench/peers.py", *sys.argv[1:]])
     cmd = os.environ.get("PEERS_CMD", cmd)
     md = render(servers, rgres, args, corpus, cmd, time.time() - t_start, extra)
+    md = keep_other_sections(md, Path(args.out))
     Path(args.out).write_text(md)
     print(md)
     print(f"peers: wrote {args.out}; {len(ERR.items)} error(s); logs in {files.logs}", file=sys.stderr)
