@@ -155,14 +155,21 @@ fn the_bare_binary_passes_on_every_route() {
     let dir = tempfile::tempdir().expect("tempdir");
     let out = Command::new(SPEC)
         .args(["run", "--server", BORIS])
-        .args(["protocol/ping.yaml", "view/range-last-lines.yaml", "http/initialize.yaml"])
+        .args([
+            "protocol/ping.yaml",
+            "view/range-last-lines.yaml",
+            "http/initialize.yaml",
+        ])
         .current_dir(dir.path())
         .output()
         .expect("run boris-spec");
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{text}");
     for route in ["", " [stdio-2026]", " [http]", " [http-2026]"] {
-        assert!(text.contains(&format!("PASS spec/view/range-last-lines.yaml{route}\n")), "{text}");
+        assert!(
+            text.contains(&format!("PASS spec/view/range-last-lines.yaml{route}\n")),
+            "{text}"
+        );
     }
     assert!(text.contains("PASS spec/http/initialize.yaml"), "{text}");
 }
