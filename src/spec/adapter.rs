@@ -719,9 +719,12 @@ steps:
                 .unwrap();
         assert_eq!(fs.adapt(&plain).unwrap().args, vec!["{workdir}"]);
         assert!(Adapter::boris().adapt(&plain).unwrap().args.is_empty());
-        // A server that cannot be confined does not run it.
+        // litecode's root is its working directory.
         let lc = Adapter::find("litecode").unwrap();
-        assert!(lc.adapt(&case).unwrap_err().contains("root: inside"));
+        assert_eq!(lc.adapt(&case).unwrap().args, vec!["--cwd={workdir}/inside"]);
+        // A server with no way to be given a root does not run it.
+        let dc = Adapter::find("desktop-commander").unwrap();
+        assert!(dc.adapt(&case).unwrap_err().contains("root: inside"));
     }
 
     #[test]
