@@ -83,6 +83,11 @@ pub async fn call(
     // call then goes on as a plain one, still bound by its own timeout.
     let mut limit = Some(grace);
     loop {
+        // `--task-after 0`: a task at once, however far the call got before it is first
+        // looked at (a quick command can end while its start blocks the thread).
+        if limit == Some(Duration::ZERO) && manager.running_task_count() < MAX_RUNNING {
+            break;
+        }
         let give_up = async {
             match limit {
                 Some(d) => tokio::time::sleep(d).await,

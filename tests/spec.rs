@@ -1,24 +1,30 @@
-//! The spec suite as a cargo test: replays every case under `spec/` against the built
-//! `boris --transport stdio` (`transport: http` cases add `--transport http --port 0`
-//! and talk HTTP to the address Boris logs; a few cases run in parallel), then compares
-//! the normalised transcript of each `golden: true` case with its insta snapshot in
-//! `golden/`.
+//! The spec suite as a cargo test, one test per case (issue 21 §4): each case under
+//! `spec/` is replayed against the built `boris` on every route it has (stdio, HTTP, the
+//! 2025-11-25 and 2026-07-28 eras; `spec::routes`), then the normalised transcript of a
+//! `golden: true` case is compared with its insta snapshot in `golden/`.
 //!
-//! - `BORIS_SPEC_FILTER=view/` runs only cases whose path (relative to `spec/`)
-//!   contains the substring.
+//! - `cargo test --test spec -- view/range` runs the cases whose name (their path under
+//!   `spec/`, without `.yaml`) contains `view/range`; `--exact view/range-last-lines`
+//!   one; `--list` lists them. The summary counts cases.
+//! - Cases run `--test-threads` at a time (default: the cores, at least 2, at most 4),
+//!   each starting its own servers.
+//! - `BORIS_SPEC_FILTER=view/` still narrows the suite (the path's substring).
 //! - New or changed goldens: `cargo insta review` (or `INSTA_UPDATE=always cargo test
 //!   --test spec`), then commit `golden/*.snap`.
 
 use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
-use boris::spec::{self, CaseOutcome, RunOptions};
+use boris::spec::{self, RunOptions};
+use libtest_mimic::{Arguments, Failed, Trial};
 
 fn spec_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("spec")
 }
 
-/// The case path relative to `spec/`, e.g. `view/missing_file.yaml`.
+/// The case path relative to `spec/`, e.g. `view/range-last-lines.yaml` (a route's
+/// outcome carries its route after it: `… [http]`).
 fn rel(path: &Path) -> String {
     path.strip_prefix(spec_dir())
         .unwrap_or(path)
@@ -26,27 +32,32 @@ fn rel(path: &Path) -> String {
         .into_owned()
 }
 
-/// `view/missing_file.yaml` → `view__missing_file` (→ `golden/view__missing_file.snap`).
+/// `view/range-last-lines.yaml` → `view__range-last-lines` (→ `golden/….snap`).
 fn snapshot_name(path: &Path) -> String {
     let r = rel(path);
     r.strip_suffix(".yaml").unwrap_or(&r).replace('/', "__")
 }
 
-#[test]
-fn spec_suite() {
-    let mut paths = spec::discover(&[spec_dir()]).expect("cannot list spec/");
-    let filter = std::env::var("BORIS_SPEC_FILTER").ok();
-    if let Some(f) = &filter {
+fn main() -> std::process::ExitCode {
+    let mut args = Arguments::from_args();
+    if args.test_threads.is_none() {
+        args.test_threads = Some(
+            std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(2)
+                .clamp(2, 4),
+        );
+    }
+    let mut paths = match spec::discover(&[spec_dir()]) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("cannot list spec/: {e}");
+            return std::process::ExitCode::FAILURE;
+        }
+    };
+    if let Ok(f) = std::env::var("BORIS_SPEC_FILTER") {
         paths.retain(|p| rel(p).contains(f.as_str()));
     }
-    assert!(
-        !paths.is_empty(),
-        "no spec cases found{}",
-        filter
-            .map(|f| format!(" matching BORIS_SPEC_FILTER={f:?}"))
-            .unwrap_or_default()
-    );
-
     let server = format!(
         "{} --transport stdio",
         spec::shell_quote(env!("CARGO_BIN_EXE_boris"))
@@ -55,26 +66,34 @@ fn spec_suite() {
     // Every case on stdio, and those not about their transport over HTTP and under the
     // 2026-07-28 revision too (spec::routes).
     opts.routes = spec::Route::ALL.to_vec();
-    let jobs = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(2)
-        .clamp(2, 4);
-    let outcomes = spec::run_paths(&paths, &opts, jobs, |o: &CaseOutcome| {
-        let verdict = if o.passed { "PASS" } else { "FAIL" };
-        println!("{verdict} spec/{}", rel(&o.path));
-    });
+    let opts = Arc::new(opts);
+    let trials = paths
+        .into_iter()
+        .map(|path| {
+            let r = rel(&path);
+            let name = r.strip_suffix(".yaml").unwrap_or(&r).to_string();
+            let opts = opts.clone();
+            Trial::test(name, move || run_case(&path, &opts)).with_kind("spec")
+        })
+        .collect();
+    libtest_mimic::run(&args, trials).exit_code()
+}
 
-    let mut failures = Vec::new();
-    for o in outcomes.iter().filter(|o| !o.passed) {
-        failures.push(format!(
-            "FAIL spec/{}: {}",
-            rel(&o.path),
-            o.failures.join("\n").replace('\n', "\n    ")
-        ));
-    }
-
-    // Goldens: compared on this thread, after the parallel run. A case that failed its
-    // expectations is not snapshotted (its failure is already reported).
+/// One case on every route; then its golden. Every failing route is reported.
+fn run_case(path: &Path, opts: &RunOptions) -> Result<(), Failed> {
+    let outcomes = spec::run_paths(&[path.to_path_buf()], opts, 1, |_| {});
+    let mut failures: Vec<String> = outcomes
+        .iter()
+        .filter(|o| !o.passed)
+        .map(|o| {
+            format!(
+                "FAIL spec/{}: {}",
+                rel(&o.path),
+                o.failures.join("\n").replace('\n', "\n    ")
+            )
+        })
+        .collect();
+    // A case that failed its expectations is not snapshotted (its failure says why).
     for o in outcomes.iter().filter(|o| o.golden && o.passed) {
         let name = snapshot_name(&o.path);
         let mut settings = insta::Settings::clone_current();
@@ -94,13 +113,15 @@ fn spec_suite() {
             ));
         }
     }
-
-    let passed = outcomes.iter().filter(|o| o.passed).count();
-    println!("{passed} passed, {} failed", outcomes.len() - passed);
-    assert!(
-        failures.is_empty(),
-        "{} spec failure(s):\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
+    if outcomes.is_empty() {
+        failures.push(format!(
+            "spec/{}: no outcome (the case did not run)",
+            rel(path)
+        ));
+    }
+    if failures.is_empty() {
+        Ok(())
+    } else {
+        Err(failures.join("\n").into())
+    }
 }

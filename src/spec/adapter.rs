@@ -721,7 +721,10 @@ steps:
         assert!(Adapter::boris().adapt(&plain).unwrap().args.is_empty());
         // litecode's root is its working directory.
         let lc = Adapter::find("litecode").unwrap();
-        assert_eq!(lc.adapt(&case).unwrap().args, vec!["--cwd={workdir}/inside"]);
+        assert_eq!(
+            lc.adapt(&case).unwrap().args,
+            vec!["--cwd={workdir}/inside"]
+        );
         // A server with no way to be given a root does not run it.
         let dc = Adapter::find("desktop-commander").unwrap();
         assert!(dc.adapt(&case).unwrap_err().contains("root: inside"));
