@@ -5,12 +5,12 @@ use super::jail::{CONTROL_FD, MAX_MESSAGE};
 use super::wire::{Reply, Request, Setup};
 use crate::exec::Exit;
 use nix::sys::socket::{
-    AddressFamily, ControlMessage, ControlMessageOwned, MsgFlags, SockFlag, SockType, recvmsg,
-    sendmsg, setsockopt, socketpair, sockopt,
+    AddressFamily, ControlMessage, MsgFlags, SockFlag, SockType, sendmsg, setsockopt, socketpair,
+    sockopt,
 };
 use std::collections::HashMap;
 use std::ffi::OsString;
-use std::io::{IoSlice, IoSliceMut};
+use std::io::IoSlice;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -298,35 +298,11 @@ fn receive_within(fd: &OwnedFd, limit: Duration) -> std::io::Result<Option<(Repl
 /// One reply and the pid its sender had (the credentials the kernel attached).
 fn receive(fd: &OwnedFd) -> std::io::Result<Option<(Reply, Option<i32>)>> {
     let mut buf = vec![0u8; MAX_MESSAGE];
-    let mut cmsg = nix::cmsg_space!(libc::ucred);
-    loop {
-        let mut iov = [IoSliceMut::new(&mut buf)];
-        match recvmsg::<()>(
-            fd.as_raw_fd(),
-            &mut iov,
-            Some(&mut cmsg),
-            MsgFlags::MSG_CMSG_CLOEXEC,
-        ) {
-            Ok(msg) => {
-                if msg.bytes == 0 {
-                    return Ok(None);
-                }
-                let mut pid = None;
-                if let Ok(cmsgs) = msg.cmsgs() {
-                    for c in cmsgs {
-                        if let ControlMessageOwned::ScmCredentials(creds) = c {
-                            pid = Some(creds.pid());
-                        }
-                    }
-                }
-                let n = msg.bytes;
-                let reply = Reply::decode(&buf[..n]).map_err(|e| {
-                    std::io::Error::new(std::io::ErrorKind::InvalidData, e.to_string())
-                })?;
-                return Ok(Some((reply, pid)));
-            }
-            Err(nix::errno::Errno::EINTR) => continue,
-            Err(e) => return Err(e.into()),
-        }
+    let packet = super::jail::recv_packet(fd, &mut buf)?;
+    if packet.len == 0 {
+        return Ok(None);
     }
+    let reply = Reply::decode(&buf[..packet.len])
+        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e.to_string()))?;
+    Ok(Some((reply, packet.pid)))
 }

@@ -895,12 +895,21 @@ pub fn send(fd: &OwnedFd, reply: &Reply) -> std::io::Result<()> {
     }
 }
 
-/// Receives one request and the descriptors it carries; `None` at end of file.
-fn receive(fd: &OwnedFd) -> std::io::Result<(Option<Request>, Vec<OwnedFd>)> {
-    let mut buf = vec![0u8; MAX_MESSAGE];
-    let mut cmsg = nix::cmsg_space!([RawFd; 3]);
-    let (n, fds) = loop {
-        let mut iov = [IoSliceMut::new(&mut buf)];
+/// One packet off a jail's control socket.
+pub(crate) struct Packet {
+    /// How many bytes of the buffer it filled (0: end of file).
+    pub len: usize,
+    /// The descriptors it carried (`SCM_RIGHTS`).
+    pub fds: Vec<OwnedFd>,
+    /// Its sender's pid as the receiver sees it, where the socket passes credentials.
+    pub pid: Option<i32>,
+}
+
+/// Receives one packet into `buf` (both sides of the socket use it).
+pub(crate) fn recv_packet(fd: &OwnedFd, buf: &mut [u8]) -> std::io::Result<Packet> {
+    let mut cmsg = nix::cmsg_space!([RawFd; 3], libc::ucred);
+    loop {
+        let mut iov = [IoSliceMut::new(buf)];
         match recvmsg::<()>(
             fd.as_raw_fd(),
             &mut iov,
@@ -908,25 +917,41 @@ fn receive(fd: &OwnedFd) -> std::io::Result<(Option<Request>, Vec<OwnedFd>)> {
             MsgFlags::MSG_CMSG_CLOEXEC,
         ) {
             Ok(msg) => {
-                let mut fds = Vec::new();
+                let mut packet = Packet {
+                    len: msg.bytes,
+                    fds: Vec::new(),
+                    pid: None,
+                };
                 if let Ok(cmsgs) = msg.cmsgs() {
                     for c in cmsgs {
-                        if let ControlMessageOwned::ScmRights(raw) = c {
+                        match c {
                             // SAFETY: the kernel just installed these descriptors for us.
-                            fds.extend(raw.into_iter().map(|r| unsafe { OwnedFd::from_raw_fd(r) }));
+                            ControlMessageOwned::ScmRights(raw) => packet.fds.extend(
+                                raw.into_iter().map(|r| unsafe { OwnedFd::from_raw_fd(r) }),
+                            ),
+                            ControlMessageOwned::ScmCredentials(creds) => {
+                                packet.pid = Some(creds.pid())
+                            }
+                            _ => {}
                         }
                     }
                 }
-                break (msg.bytes, fds);
+                return Ok(packet);
             }
             Err(nix::errno::Errno::EINTR) => continue,
             Err(e) => return Err(e.into()),
         }
-    };
-    if n == 0 {
-        return Ok((None, fds));
     }
-    let request = Request::decode(&buf[..n])
+}
+
+/// Receives one request and the descriptors it carries; `None` at end of file.
+fn receive(fd: &OwnedFd) -> std::io::Result<(Option<Request>, Vec<OwnedFd>)> {
+    let mut buf = vec![0u8; MAX_MESSAGE];
+    let packet = recv_packet(fd, &mut buf)?;
+    if packet.len == 0 {
+        return Ok((None, packet.fds));
+    }
+    let request = Request::decode(&buf[..packet.len])
         .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e.to_string()))?;
-    Ok((Some(request), fds))
+    Ok((Some(request), packet.fds))
 }

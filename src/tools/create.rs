@@ -53,13 +53,16 @@ pub fn write_whole_file(
     content: &[u8],
     dry_run: bool,
 ) -> ToolResult<CallToolResult> {
-    fsutil::check_size(
-        content.len() as u64,
-        ctx.max_file_size(),
-        &path.shown,
-        "create_file",
-        "write a smaller file, or raise --max-file-size",
-    )?;
+    let check_size = |content: &[u8]| {
+        fsutil::check_size(
+            content.len() as u64,
+            ctx.max_file_size(),
+            &path.shown,
+            "create_file",
+            "write a smaller file, or raise --max-file-size",
+        )
+    };
+    check_size(content)?;
     let _edit = ctx.shared.edit_locks.lock(&path.real);
     // What the file held before (`None`: it did not exist), for the undo history and
     // a dry run's diff.
@@ -108,13 +111,7 @@ pub fn write_whole_file(
     let content: &[u8] = &content;
     if !eol_note.is_empty() {
         // A CRLF rewrite is longer than the content checked above.
-        fsutil::check_size(
-            content.len() as u64,
-            ctx.max_file_size(),
-            &path.shown,
-            "create_file",
-            "write a smaller file, or raise --max-file-size",
-        )?;
+        check_size(content)?;
     }
     if dry_run {
         let diff = match &before {
