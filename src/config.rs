@@ -6,37 +6,11 @@
 //! deny pattern like `*.{pem,key}` survives). clap's own `env` support would split the
 //! repeated flags too, so list env vars are read here by hand.
 
+use crate::tool_name::ToolName;
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
-
-/// Every tool name Boris knows, whether or not this build registers it yet. `--disable-tools`
-/// accepts exactly these.
-pub const KNOWN_TOOLS: &[&str] = &[
-    "bash",
-    "task_output",
-    "task_stop",
-    "view",
-    "str_replace",
-    "multi_edit",
-    "create_file",
-    "undo_edit",
-    "str_replace_editor",
-    "grep",
-    "glob",
-    // The claude-code profile's (`bash`, `grep` and `glob` disable these too).
-    "Bash",
-    "Read",
-    "Edit",
-    "MultiEdit",
-    "Write",
-    "NotebookEdit",
-    "Grep",
-    "Glob",
-    "TaskOutput",
-    "TaskStop",
-];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Transport {
@@ -444,10 +418,11 @@ impl Cli {
             "BORIS_DISABLE_TOOLS",
         );
         for name in &disabled_tools {
-            if !KNOWN_TOOLS.contains(&name.as_str()) {
+            if ToolName::parse(name).is_none() {
+                let known: Vec<&str> = ToolName::all().map(ToolName::as_str).collect();
                 return Err(ConfigError(format!(
                     "invalid value {name:?} for {disable_name}: valid tools are {}",
-                    KNOWN_TOOLS.join(", ")
+                    known.join(", ")
                 )));
             }
         }
@@ -702,8 +677,11 @@ fn list_or_env(
 }
 
 impl Config {
-    pub fn tool_enabled(&self, name: &str) -> bool {
-        !self.disabled_tools.iter().any(|t| t == name)
+    /// Whether `--disable-tools` left `tool` on. A Claude Code tool is off when it or the
+    /// Boris tool it stands for is named (`Bash` or `bash`).
+    pub fn tool_enabled(&self, tool: ToolName) -> bool {
+        let named = |t: ToolName| self.disabled_tools.iter().any(|d| d == t.as_str());
+        !(named(tool) || tool.boris_twin().is_some_and(named))
     }
 }
 

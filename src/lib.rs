@@ -18,6 +18,7 @@ pub mod search;
 pub mod server;
 pub mod spec;
 pub mod text;
+pub mod tool_name;
 pub mod tools;
 pub mod transport;
 pub mod workspace;

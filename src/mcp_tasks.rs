@@ -14,7 +14,6 @@
 //! which calls may become tasks and ties a task's end (cancel, expiry, the session
 //! closing) to the command's process group.
 
-use crate::config::BashProfile;
 use crate::tools::{self, Call, Ctx};
 use rmcp::ErrorData as McpError;
 use rmcp::model::{CallToolResponse, CallToolResult, CreateTaskResult, JsonObject};
@@ -30,26 +29,8 @@ pub const MAX_RUNNING: usize = crate::exec::tasks::MAX_LIVE_TASKS;
 /// a finished one is forgotten one TTL after it finished.
 pub const TTL: Duration = Duration::from_secs(15 * 60);
 
-/// The tool `_meta` key that marks a tool whose calls may become tasks.
-pub const TOOL_META_KEY: &str = "boris/taskSupport";
-
 /// The polling interval suggested to clients.
 pub const POLL_INTERVAL: Duration = Duration::from_millis(500);
-
-/// Whether a call of `tool` with `args` may become a task: commands and searches, which
-/// can run for minutes; not edits or views, which are quick and whose effect the agent
-/// should see at once. A `run_in_background` bash call already answers at once.
-pub fn eligible(profile: BashProfile, tool: &str, args: &JsonObject) -> bool {
-    match tool {
-        "bash" => {
-            profile == BashProfile::Pipe
-                || args.get("run_in_background").and_then(|v| v.as_bool()) != Some(true)
-        }
-        "Bash" => args.get("run_in_background").and_then(|v| v.as_bool()) != Some(true),
-        "grep" | "Grep" => true,
-        _ => false,
-    }
-}
 
 /// Runs a task-eligible call: its result if it ends within `grace` (or the request is
 /// cancelled, or the session has no room for another task), else a task.
@@ -188,26 +169,6 @@ mod tests {
 
     fn obj(v: serde_json::Value) -> JsonObject {
         v.as_object().cloned().unwrap_or_default()
-    }
-
-    #[test]
-    fn which_calls_may_become_tasks() {
-        let b = BashProfile::Boris;
-        assert!(eligible(b, "bash", &obj(json!({"command": "make"}))));
-        assert!(!eligible(
-            b,
-            "bash",
-            &obj(json!({"command": "make", "run_in_background": true}))
-        ));
-        assert!(eligible(
-            BashProfile::Pipe,
-            "bash",
-            &obj(json!({"command": "make", "run_in_background": true}))
-        ));
-        assert!(eligible(b, "grep", &obj(json!({"pattern": "x"}))));
-        for quick in ["view", "str_replace", "create_file", "glob", "task_output"] {
-            assert!(!eligible(b, quick, &obj(json!({}))), "{quick}");
-        }
     }
 
     #[test]

@@ -5,7 +5,10 @@
 //! still running: no orphans.
 
 pub mod capture;
+pub mod exit;
 pub mod tasks;
+
+pub use exit::Exit;
 
 pub use capture::{Capture, Limits};
 
@@ -174,14 +177,6 @@ pub fn command_env(extra: &[(String, String)]) -> Vec<(String, String)> {
 /// Scripts longer than this are not passed as an argument: Linux refuses a single
 /// argument over 128 KiB (MAX_ARG_STRLEN) with "Argument list too long".
 pub const MAX_INLINE_SCRIPT_BYTES: usize = 64 * 1024;
-
-/// How a process ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Exit {
-    /// The exit code, or 128 + the signal number for a process killed by a signal (the
-    /// shell convention: 143 for SIGTERM, 137 for SIGKILL).
-    pub code: i32,
-}
 
 /// A running (or finished) shell and its captured output.
 pub struct Running {

@@ -3,7 +3,7 @@
 use super::Sandbox;
 use super::jail::{CONTROL_FD, MAX_MESSAGE};
 use super::wire::{Reply, Request, Setup};
-use crate::exec::Exit;
+use crate::exec::exit::Exit;
 use nix::sys::socket::{
     AddressFamily, ControlMessage, MsgFlags, SockFlag, SockType, sendmsg, setsockopt, socketpair,
     sockopt,

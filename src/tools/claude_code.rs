@@ -20,6 +20,7 @@ use crate::error::{ErrorCode, ToolError, ToolResult};
 use crate::fsutil;
 use crate::text::lines::hash_bytes;
 use crate::text::notebook::{EditMode, Notebook, NotebookError};
+use crate::tool_name::ToolName;
 use rmcp::model::{CallToolResult, Tool};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -32,7 +33,7 @@ pub fn tools() -> Vec<Tool> {
     vec![
         renamed(
             super::bash::tool(),
-            "Bash",
+            ToolName::CcBash,
             "Executes a bash command in a persistent shell session (cd sticks between calls; \
              environment changes do not). stdin is /dev/null, so interactive commands fail \
              rather than hang. Returns exit_code and the stdout and stderr sections, each cut \
@@ -43,7 +44,7 @@ pub fn tools() -> Vec<Tool> {
              (or Read its output file) and stop it with TaskStop.",
         ),
         define::<ReadArgs>(
-            "Read",
+            ToolName::CcRead,
             "Read a file",
             "Reads a file. file_path may be absolute or relative to the working directory. By \
              default reads up to 2000 lines from the start; offset (the 1-based line to start \
@@ -56,7 +57,7 @@ pub fn tools() -> Vec<Tool> {
             read_only("Read a file"),
         ),
         define::<EditArgs>(
-            "Edit",
+            ToolName::CcEdit,
             "Edit a file",
             "Performs an exact string replacement in a file. old_string must match the file \
              byte for byte (indentation included) and be unique in it, unless replace_all is \
@@ -67,7 +68,7 @@ pub fn tools() -> Vec<Tool> {
             writes("Edit a file", false),
         ),
         define::<MultiEditArgs>(
-            "MultiEdit",
+            ToolName::CcMultiEdit,
             "Make several edits to one file",
             "Makes several exact string replacements in one file in one call: each edit's \
              old_string must match byte for byte and be unique (unless its replace_all is \
@@ -77,7 +78,7 @@ pub fn tools() -> Vec<Tool> {
             writes("Make several edits to one file", false),
         ),
         define::<WriteArgs>(
-            "Write",
+            ToolName::CcWrite,
             "Write a file",
             "Writes a file, creating parent directories, or overwrites an existing one \
              (Read it first in this session). New files get mode 0644; an existing file keeps \
@@ -85,7 +86,7 @@ pub fn tools() -> Vec<Tool> {
             writes("Write a file", true),
         ),
         define::<NotebookEditArgs>(
-            "NotebookEdit",
+            ToolName::CcNotebookEdit,
             "Edit a Jupyter notebook cell",
             "Edits one cell of a Jupyter notebook (.ipynb). edit_mode replace (default) sets \
              the source of the cell cell_id (and its type, if cell_type is given; a code \
@@ -97,7 +98,7 @@ pub fn tools() -> Vec<Tool> {
         ),
         renamed(
             super::grep::tool(true),
-            "Grep",
+            ToolName::CcGrep,
             "A search tool built on ripgrep's engine (Rust regex syntax). output_mode: \
              files_with_matches (default; paths, newest first), content (matching lines; -n \
              line numbers, default on; -A/-B/-C context), count. Filter with glob (e.g. \
@@ -107,14 +108,14 @@ pub fn tools() -> Vec<Tool> {
         ),
         renamed(
             super::glob::tool(true),
-            "Glob",
+            ToolName::CcGlob,
             "Fast file pattern matching: a glob such as \"**/*.js\" or \"src/**/*.ts\", \
              against path (default: the working directory). Returns matching file paths \
              sorted by modification time, newest first. Honours .gitignore.",
         ),
         renamed(
             super::tasks::output_tool(),
-            "TaskOutput",
+            ToolName::CcTaskOutput,
             "Retrieves the output of a background task (Bash with run_in_background): status \
              and the output so far while it runs, then its exit_code and whole output. With \
              block: true, waits for it to finish (up to timeout ms, default 30000). A task's \
@@ -122,7 +123,7 @@ pub fn tools() -> Vec<Tool> {
         ),
         renamed(
             super::tasks::stop_tool(),
-            "TaskStop",
+            ToolName::CcTaskStop,
             "Stops a running background task by its task_id: its process group gets SIGTERM, \
              then SIGKILL after 5 seconds. Returns its final output.",
         ),
@@ -131,8 +132,8 @@ pub fn tools() -> Vec<Tool> {
 
 /// A Boris tool under a Claude Code name and description (same schema, its parameter
 /// descriptions naming this profile's tools).
-fn renamed(mut tool: Tool, name: &'static str, description: &'static str) -> Tool {
-    tool.name = name.into();
+fn renamed(mut tool: Tool, name: ToolName, description: &'static str) -> Tool {
+    tool.name = name.as_str().into();
     tool.description = Some(description.into());
     let mut schema = serde_json::Value::Object((*tool.input_schema).clone());
     reword_descriptions(&mut schema);
@@ -165,22 +166,6 @@ fn reword_descriptions(v: &mut serde_json::Value) {
         serde_json::Value::Array(a) => a.iter_mut().for_each(reword_descriptions),
         _ => {}
     }
-}
-
-/// Whether `name` is one of this profile's tools.
-pub fn is_profile_tool(name: &str) -> bool {
-    matches!(
-        name,
-        "Bash"
-            | "Read"
-            | "Edit"
-            | "Write"
-            | "NotebookEdit"
-            | "Grep"
-            | "Glob"
-            | "TaskOutput"
-            | "TaskStop"
-    )
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]

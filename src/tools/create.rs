@@ -7,6 +7,7 @@ use crate::fsutil;
 use crate::scope::ScopedPath;
 use crate::text::lines::hash_bytes;
 use crate::text::replace::{Eol, to_crlf, uniform_eol};
+use crate::tool_name::ToolName;
 use rmcp::model::{CallToolResult, Tool};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -26,7 +27,7 @@ pub struct CreateFileArgs {
 
 pub fn tool() -> Tool {
     define::<CreateFileArgs>(
-        "create_file",
+        ToolName::CreateFile,
         "Create or overwrite a file",
         "Create a file with the given content, or overwrite an existing one. Parent \
          directories are created. New files get mode 0644; an existing file keeps its mode. \

@@ -7,6 +7,7 @@ use crate::scope::ScopedPath;
 use crate::text::line_index::FileStamp;
 use crate::text::lines::{line_of_offset, numbered_excerpt};
 use crate::text::replace::{self, ReplaceError};
+use crate::tool_name::ToolName;
 use rmcp::model::{CallToolResult, Tool};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -52,7 +53,7 @@ pub struct EditSpec {
 
 pub fn tool() -> Tool {
     define::<StrReplaceArgs>(
-        "str_replace",
+        ToolName::StrReplace,
         "Replace text in a file",
         "Replace an exact string in a file. old_str must match the file byte for byte \
          (whitespace included) and occur exactly once, unless replace_all is true. new_str \
@@ -118,7 +119,7 @@ pub struct MultiEditArgs {
 
 pub fn multi_tool() -> Tool {
     define::<MultiEditArgs>(
-        "multi_edit",
+        ToolName::MultiEdit,
         "Make several edits to one file",
         "Make several exact-string replacements in one file in one call. Each edit's \
          old_str must match byte for byte and occur exactly once (unless its replace_all is \

@@ -4,6 +4,7 @@
 
 use super::{Ctx, create, define, edit, insert, undo, view, writes};
 use crate::error::{ToolError, ToolResult};
+use crate::tool_name::ToolName;
 use rmcp::model::{CallToolResult, Tool};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -50,7 +51,7 @@ const COMMANDS: [&str; 5] = ["view", "str_replace", "create", "insert", "undo_ed
 
 pub fn tool() -> Tool {
     define::<EditorArgs>(
-        "str_replace_editor",
+        ToolName::StrReplaceEditor,
         "View, create and edit files",
         "View, create and edit files. Commands: `view` (a file with line numbers, an image, or a \
          directory listing; view_range [start, end] for part of a file), `str_replace` (replace \

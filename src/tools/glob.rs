@@ -11,6 +11,7 @@ use crate::error::{ErrorCode, ToolError, ToolResult};
 use crate::search::Cancelled;
 use crate::search::glob as engine;
 use crate::search::pattern::PathGlob;
+use crate::tool_name::ToolName;
 use rmcp::model::{CallToolResult, Tool};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -74,14 +75,14 @@ const COMPAT_DESCRIPTION: &str = "- Fast file pattern matching tool that works w
 pub fn tool(compat: bool) -> Tool {
     if compat {
         define::<CompatGlobSchema>(
-            "glob",
+            ToolName::Glob,
             "Find files by pattern",
             COMPAT_DESCRIPTION,
             read_only("Find files by pattern"),
         )
     } else {
         define::<GlobSchema>(
-            "glob",
+            ToolName::Glob,
             "Find files by pattern",
             DESCRIPTION,
             read_only("Find files by pattern"),

@@ -11,6 +11,7 @@ use crate::search::grep::{self as engine, Mode, Query};
 use crate::search::output::Page;
 use crate::search::pattern::{self, PathGlob};
 use crate::search::walk::Root;
+use crate::tool_name::ToolName;
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use rmcp::model::{CallToolResult, Tool};
 use schemars::JsonSchema;
@@ -192,14 +193,14 @@ const COMPAT_DESCRIPTION: &str = "A powerful search tool built on ripgrep's engi
 pub fn tool(compat: bool) -> Tool {
     if compat {
         define::<CompatGrepSchema>(
-            "grep",
+            ToolName::Grep,
             "Search file contents",
             COMPAT_DESCRIPTION,
             read_only("Search file contents"),
         )
     } else {
         define::<GrepSchema>(
-            "grep",
+            ToolName::Grep,
             "Search file contents",
             DESCRIPTION,
             read_only("Search file contents"),

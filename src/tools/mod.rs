@@ -13,6 +13,8 @@ pub mod glob;
 pub mod grep;
 pub mod insert;
 pub mod pipe;
+pub mod schema;
+pub mod shell;
 pub mod tasks;
 pub mod undo;
 pub mod view;
@@ -20,13 +22,13 @@ pub mod view;
 use crate::config::{BashProfile, Config, ToolProfile, ViewBeforeEdit};
 use crate::error::{ToolError, ToolResult};
 use crate::scope::{Scope, ScopedPath};
+use crate::tool_name::{TaskSupport, ToolName};
 use crate::workspace::Workspace;
 use rmcp::model::{
     CallToolResult, ContentBlock, JsonObject, ProgressNotificationParam, ProgressToken, Tool,
-    ToolAnnotations,
 };
 use rmcp::{Peer, RoleServer};
-use schemars::JsonSchema;
+pub use schema::{define, portable_schema, read_only, runs_commands, writes};
 use serde::de::DeserializeOwned;
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
@@ -57,9 +59,12 @@ impl Shared {
         let scope = Scope::new(config.allow_dirs.clone(), config.deny_patterns.clone())?
             .with_read_only(spill.path().to_path_buf());
         let tools = catalogue(&config);
-        let can_view = tools
-            .iter()
-            .any(|t| matches!(t.name.as_ref(), "view" | "str_replace_editor" | "Read"));
+        let can_view = tools.iter().any(|t| {
+            matches!(
+                ToolName::parse(&t.name),
+                Some(ToolName::View | ToolName::StrReplaceEditor | ToolName::CcRead)
+            )
+        });
         let require_view = match config.require_view_before_edit {
             ViewBeforeEdit::True => true,
             ViewBeforeEdit::False => false,
@@ -159,15 +164,21 @@ fn catalogue(config: &Config) -> Vec<Tool> {
         grep::tool(config.anthropic_compat),
         glob::tool(config.anthropic_compat),
     ]);
-    // The task tools only make sense next to bash.
-    let bash_enabled = config.tool_enabled("bash");
-    tools.retain(|t| {
-        config.tool_enabled(&t.name)
-            && (bash_enabled || !matches!(t.name.as_ref(), "task_output" | "task_stop"))
+    keep_enabled(config, ToolName::Bash, &mut tools);
+    tools
+}
+
+/// Drops the tools `--disable-tools` names, and the task tools when the shell is off
+/// (they only make sense next to it); sorts the rest by name and marks those whose calls
+/// may become MCP tasks.
+fn keep_enabled(config: &Config, shell: ToolName, tools: &mut Vec<Tool>) {
+    let shell_enabled = config.tool_enabled(shell);
+    tools.retain(|t| match ToolName::parse(&t.name) {
+        Some(name) => config.tool_enabled(name) && (shell_enabled || !name.is_task_tool()),
+        None => true,
     });
     tools.sort_by(|a, b| a.name.cmp(&b.name));
-    mark_task_tools(config, &mut tools);
-    tools
+    mark_task_tools(config, tools);
 }
 
 /// Marks the tools whose calls may become MCP tasks.
@@ -177,10 +188,10 @@ fn mark_task_tools(config: &Config, tools: &mut [Tool]) {
         // task (for clients that declare the extension), in the `_meta` of each.
         for tool in tools.iter_mut() {
             let args = JsonObject::new();
-            if crate::mcp_tasks::eligible(config.bash_profile, &tool.name, &args) {
+            if may_become_task(config.bash_profile, &tool.name, &args) {
                 let mut meta = rmcp::model::MetaObject::default();
                 meta.0.insert(
-                    crate::mcp_tasks::TOOL_META_KEY.into(),
+                    TASK_SUPPORT_META_KEY.into(),
                     serde_json::Value::String("optional".into()),
                 );
                 tool.meta = Some(meta);
@@ -189,34 +200,41 @@ fn mark_task_tools(config: &Config, tools: &mut [Tool]) {
     }
 }
 
-/// What the tool Boris calls `boris` is named in this server's profile, for notices
-/// that tell the model which tool to call next.
-pub fn tool_name(config: &Config, boris: &'static str) -> &'static str {
-    if config.tool_profile != ToolProfile::ClaudeCode {
-        return boris;
+/// The tool `_meta` key that marks a tool whose calls may become MCP tasks.
+pub const TASK_SUPPORT_META_KEY: &str = "boris/taskSupport";
+
+/// Whether a call of `tool` with `args` may become an MCP task: commands and searches,
+/// which can run for minutes; not edits or views, which are quick and whose effect the
+/// agent should see at once. A `run_in_background` call already answers at once (the pipe
+/// profile's bash has no background).
+pub fn may_become_task(profile: BashProfile, tool: &str, args: &JsonObject) -> bool {
+    let Some(tool) = ToolName::parse(tool) else {
+        return false;
+    };
+    match tool.task_support() {
+        TaskSupport::Never => false,
+        TaskSupport::Always => true,
+        TaskSupport::UnlessBackground => {
+            (tool == ToolName::Bash && profile == BashProfile::Pipe)
+                || args.get("run_in_background").and_then(|v| v.as_bool()) != Some(true)
+        }
     }
-    match boris {
-        "task_output" => "TaskOutput",
-        "task_stop" => "TaskStop",
-        "view" => "Read",
-        "grep" => "Grep",
-        "bash" => "Bash",
-        other => other,
+}
+
+/// What `tool` (a Boris tool) is named in this server's profile, for notices that tell
+/// the model which tool to call next.
+pub fn tool_name(config: &Config, tool: ToolName) -> &'static str {
+    match tool.claude_code_twin() {
+        Some(twin) if config.tool_profile == ToolProfile::ClaudeCode => twin.as_str(),
+        _ => tool.as_str(),
     }
 }
 
 /// The claude-code profile's tools, by the same rules: `--disable-tools` (by either name,
-/// `Bash` or `bash`), the task tools only beside Bash, sorted by name.
+/// `Read` or `view`), the task tools only beside Bash, sorted by name.
 fn claude_code_catalogue(config: &Config) -> Vec<Tool> {
-    let enabled =
-        |name: &str| config.tool_enabled(name) && config.tool_enabled(&name.to_lowercase());
-    let bash_enabled = enabled("Bash");
     let mut tools = claude_code::tools();
-    tools.retain(|t| {
-        enabled(&t.name) && (bash_enabled || !matches!(t.name.as_ref(), "TaskOutput" | "TaskStop"))
-    });
-    tools.sort_by(|a, b| a.name.cmp(&b.name));
-    mark_task_tools(config, &mut tools);
+    keep_enabled(config, ToolName::CcBash, &mut tools);
     tools
 }
 
@@ -262,6 +280,7 @@ pub async fn dispatch(
     if !ctx.shared.tools.iter().any(|t| t.name == name) {
         return None;
     }
+    let tool = ToolName::parse(name)?;
     // The call stops on its own cancellation or on server shutdown, whichever comes
     // first.
     let request_ct = std::mem::replace(&mut call.ct, crate::exec::shutdown_token().child_token());
@@ -271,8 +290,8 @@ pub async fn dispatch(
         linked.cancel();
     });
     let _unlink = AbortOnDrop(link.abort_handle());
-    let outcome = match name {
-        "bash" => match ctx.shared.config.bash_profile {
+    let outcome = match tool {
+        ToolName::Bash => match ctx.shared.config.bash_profile {
             BashProfile::Boris => {
                 guarded(name, async {
                     let args = parse(name, args)?;
@@ -288,13 +307,13 @@ pub async fn dispatch(
                 .await
             }
         },
-        "task_output" | "TaskOutput" => {
+        ToolName::TaskOutput | ToolName::CcTaskOutput => {
             guarded(name, async { tasks::output(ctx, parse(name, args)?).await }).await
         }
-        "task_stop" | "TaskStop" => {
+        ToolName::TaskStop | ToolName::CcTaskStop => {
             guarded(name, async { tasks::stop(ctx, parse(name, args)?).await }).await
         }
-        "Bash" => {
+        ToolName::CcBash => {
             guarded(name, async {
                 let args = parse(name, args)?;
                 bash::run(ctx, args, &call).await
@@ -304,12 +323,11 @@ pub async fn dispatch(
         _ => {
             // Blocking filesystem work stays off the async workers; a panic surfaces as
             // a JoinError.
-            let (ctx, tool, ct) = (ctx.clone(), name.to_string(), call.ct.clone());
-            match tokio::task::spawn_blocking(move || dispatch_blocking(&ctx, &tool, args, &ct))
+            let (ctx, ct) = (ctx.clone(), call.ct.clone());
+            match tokio::task::spawn_blocking(move || dispatch_blocking(&ctx, tool, args, &ct))
                 .await
             {
-                Ok(Some(outcome)) => outcome,
-                Ok(None) => return None,
+                Ok(outcome) => outcome,
                 Err(join_error) => {
                     return Some(panic_result(name, join_error.try_into_panic().ok()));
                 }
@@ -331,39 +349,48 @@ impl Drop for AbortOnDrop {
 /// The tools that do blocking filesystem work.
 fn dispatch_blocking(
     ctx: &Ctx,
-    name: &str,
+    tool: ToolName,
     args: JsonObject,
     ct: &CancellationToken,
-) -> Option<ToolResult<CallToolResult>> {
+) -> ToolResult<CallToolResult> {
     let compat = ctx.shared.config.anthropic_compat;
-    Some(match name {
-        "view" => parse(name, args).and_then(|a| view::run(ctx, a, !compat)),
-        "str_replace" => parse(name, args).and_then(|a| edit::run(ctx, a)),
-        "multi_edit" => parse(name, args).and_then(|a| edit::run_multi(ctx, a)),
-        "undo_edit" => parse(name, args).and_then(|a| undo::run(ctx, a)),
-        "create_file" => parse(name, args).and_then(|a| create::run(ctx, a)),
-        "str_replace_editor" => parse(name, args).and_then(|a| editor::run(ctx, a)),
-        "grep" => parse(name, args).and_then(|a| grep::run(ctx, a, ct)),
-        "glob" => parse(name, args).and_then(|a| glob::run(ctx, a, compat, ct)),
-        "Read" => claude_code::in_claude_code_words(
+    let name = tool.as_str();
+    match tool {
+        ToolName::View => parse(name, args).and_then(|a| view::run(ctx, a, !compat)),
+        ToolName::StrReplace => parse(name, args).and_then(|a| edit::run(ctx, a)),
+        ToolName::MultiEdit => parse(name, args).and_then(|a| edit::run_multi(ctx, a)),
+        ToolName::UndoEdit => parse(name, args).and_then(|a| undo::run(ctx, a)),
+        ToolName::CreateFile => parse(name, args).and_then(|a| create::run(ctx, a)),
+        ToolName::StrReplaceEditor => parse(name, args).and_then(|a| editor::run(ctx, a)),
+        ToolName::Grep | ToolName::CcGrep => parse(name, args).and_then(|a| grep::run(ctx, a, ct)),
+        ToolName::Glob => parse(name, args).and_then(|a| glob::run(ctx, a, compat, ct)),
+        ToolName::CcGlob => parse(name, args).and_then(|a| glob::run(ctx, a, true, ct)),
+        ToolName::CcRead => claude_code::in_claude_code_words(
             parse(name, args).and_then(|a| claude_code::read(ctx, a)),
         ),
-        "Edit" => claude_code::in_claude_code_words(
+        ToolName::CcEdit => claude_code::in_claude_code_words(
             parse(name, args).and_then(|a| claude_code::edit(ctx, a)),
         ),
-        "MultiEdit" => claude_code::in_claude_code_words(
+        ToolName::CcMultiEdit => claude_code::in_claude_code_words(
             parse(name, args).and_then(|a| claude_code::multi_edit(ctx, a)),
         ),
-        "Write" => claude_code::in_claude_code_words(
+        ToolName::CcWrite => claude_code::in_claude_code_words(
             parse(name, args).and_then(|a| claude_code::write(ctx, a)),
         ),
-        "NotebookEdit" => claude_code::in_claude_code_words(
+        ToolName::CcNotebookEdit => claude_code::in_claude_code_words(
             parse(name, args).and_then(|a| claude_code::notebook_edit(ctx, a)),
         ),
-        "Grep" => parse(name, args).and_then(|a| grep::run(ctx, a, ct)),
-        "Glob" => parse(name, args).and_then(|a| glob::run(ctx, a, true, ct)),
-        _ => return None,
-    })
+        // The async tools are dispatched before this is reached.
+        ToolName::Bash
+        | ToolName::CcBash
+        | ToolName::TaskOutput
+        | ToolName::CcTaskOutput
+        | ToolName::TaskStop
+        | ToolName::CcTaskStop => Err(ToolError::new(
+            crate::error::ErrorCode::Internal,
+            format!("{name} is not a blocking tool"),
+        )),
+    }
 }
 
 /// Runs an async tool body, turning a panic into a result.
@@ -414,280 +441,46 @@ pub fn text_result(text: impl Into<String>) -> CallToolResult {
     CallToolResult::success(vec![ContentBlock::text(text.into())])
 }
 
-/// A tool definition from its argument type (whose doc comments become the schema's
-/// descriptions).
-pub fn define<T: JsonSchema + 'static>(
-    name: &'static str,
-    title: &str,
-    description: &'static str,
-    annotations: ToolAnnotations,
-) -> Tool {
-    let mut schema = (*rmcp::handler::server::common::schema_for_type::<T>()).clone();
-    portable_schema(&mut schema);
-    Tool::new(name, description, Arc::new(schema))
-        .with_title(title)
-        .with_annotations(annotations)
-}
-
-/// Rewrites a generated input schema into the plain shape every client reads: an
-/// optional parameter is one that is not `required`, with a plain `type` — not
-/// `["string", "null"]` with `default: null`, which is how schemars spells `Option<T>`
-/// and which clients (the MCP Inspector among them) flag as unportable. Integer formats
-/// that are not JSON Schema's (`uint64`, `int64`, `uint`) go too; `minimum` says the
-/// rest. Nested object schemas (array items, sub-objects) get the same treatment. Every
-/// `$ref` is replaced by the definition it names and `$defs` goes (issue 21 §4): Gemini's
-/// API, Copilot CLI and opencode reject or mangle references.
-pub fn portable_schema(schema: &mut JsonObject) {
-    inline_references(schema);
-    use serde_json::Value;
-    const RUST_FORMATS: &[&str] = &[
-        "uint", "uint8", "uint16", "uint32", "uint64", "int", "int8", "int16", "int32", "int64",
-        "double", "float",
-    ];
-    fn clean(node: &mut Value) {
-        let Value::Object(obj) = node else {
-            return;
-        };
-        if let Some(Value::Array(types)) = obj.get("type") {
-            let kept: Vec<Value> = types
-                .iter()
-                .filter(|t| t.as_str() != Some("null"))
-                .cloned()
-                .collect();
-            if kept.len() == 1 {
-                obj.insert("type".into(), kept[0].clone());
-            } else if kept.len() != types.len() {
-                obj.insert("type".into(), Value::Array(kept));
-            }
-        }
-        // `Option<Enum>` comes as `anyOf: [{enum…}, {type: null}]`.
-        if let Some(Value::Array(any)) = obj.get("anyOf") {
-            let kept: Vec<Value> = any
-                .iter()
-                .filter(|s| s.get("type").and_then(Value::as_str) != Some("null"))
-                .cloned()
-                .collect();
-            if kept.len() == 1 && kept.len() != any.len() {
-                obj.remove("anyOf");
-                if let Value::Object(inner) = &kept[0] {
-                    for (k, v) in inner {
-                        obj.entry(k.clone()).or_insert_with(|| v.clone());
-                    }
-                }
-            }
-        }
-        if obj.get("default") == Some(&Value::Null) {
-            obj.remove("default");
-        }
-        if obj
-            .get("format")
-            .and_then(Value::as_str)
-            .is_some_and(|f| RUST_FORMATS.contains(&f))
-        {
-            obj.remove("format");
-        }
-        for key in ["properties", "$defs", "definitions"] {
-            if let Some(Value::Object(children)) = obj.get_mut(key) {
-                for child in children.values_mut() {
-                    clean(child);
-                }
-            }
-        }
-        for key in ["items", "additionalProperties"] {
-            if let Some(child) = obj.get_mut(key) {
-                clean(child);
-            }
-        }
-        for key in ["anyOf", "oneOf", "allOf"] {
-            if let Some(Value::Array(children)) = obj.get_mut(key) {
-                for child in children {
-                    clean(child);
-                }
-            }
-        }
-    }
-    let mut root = Value::Object(std::mem::take(schema));
-    clean(&mut root);
-    if let Value::Object(obj) = root {
-        *schema = obj;
-    }
-}
-
-/// Replaces each `{"$ref": "#/$defs/Name"}` (or `#/definitions/Name`) by the definition,
-/// recursively, and drops the definitions. A reference that would recurse more than 16
-/// deep is left as it is (no tool's arguments are recursive).
-fn inline_references(schema: &mut JsonObject) {
-    use serde_json::Value;
-    let mut defs = JsonObject::new();
-    for key in ["$defs", "definitions"] {
-        if let Some(Value::Object(d)) = schema.remove(key) {
-            defs.extend(d);
-        }
-    }
-    if defs.is_empty() {
-        return;
-    }
-    fn resolve(node: &mut Value, defs: &JsonObject, depth: usize) {
-        match node {
-            Value::Object(obj) => {
-                let target = obj
-                    .get("$ref")
-                    .and_then(Value::as_str)
-                    .and_then(|r| {
-                        r.strip_prefix("#/$defs/")
-                            .or_else(|| r.strip_prefix("#/definitions/"))
-                    })
-                    .and_then(|name| defs.get(name))
-                    .cloned();
-                if let (Some(Value::Object(def)), true) = (target, depth < 16) {
-                    obj.remove("$ref");
-                    // Keywords beside the reference (a description) win over the definition's.
-                    for (k, v) in def {
-                        obj.entry(k).or_insert(v);
-                    }
-                    resolve(node, defs, depth + 1);
-                    return;
-                }
-                for child in obj.values_mut() {
-                    resolve(child, defs, depth);
-                }
-            }
-            Value::Array(items) => {
-                for child in items {
-                    resolve(child, defs, depth);
-                }
-            }
-            _ => {}
-        }
-    }
-    let mut root = Value::Object(std::mem::take(schema));
-    resolve(&mut root, &defs, 0);
-    if let Value::Object(obj) = root {
-        *schema = obj;
-    }
-}
-
-pub fn read_only(title: &str) -> ToolAnnotations {
-    let mut a = ToolAnnotations::with_title(title);
-    a.read_only_hint = Some(true);
-    a.destructive_hint = Some(false);
-    a.idempotent_hint = Some(true);
-    a.open_world_hint = Some(false);
-    a
-}
-
-/// A tool that runs arbitrary commands: it can do anything, anywhere.
-pub fn runs_commands(title: &str) -> ToolAnnotations {
-    let mut a = writes(title, false);
-    a.open_world_hint = Some(true);
-    a
-}
-
-pub fn writes(title: &str, idempotent: bool) -> ToolAnnotations {
-    let mut a = ToolAnnotations::with_title(title);
-    a.read_only_hint = Some(false);
-    a.destructive_hint = Some(true);
-    a.idempotent_hint = Some(idempotent);
-    a.open_world_hint = Some(false);
-    a
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn schemas_are_portable() {
-        use serde_json::json;
-        let mut s = json!({
-            "type": "object",
-            "properties": {
-                "a": {"type": ["string", "null"], "default": null},
-                "b": {"type": ["integer", "null"], "format": "uint64", "minimum": 0},
-                "c": {"anyOf": [{"enum": ["x", "y"], "type": "string"}, {"type": "null"}], "description": "d"},
-                "d": {"type": "array", "items": {"type": "object", "properties": {"e": {"type": ["boolean", "null"]}}}}
-            },
-            "required": []
-        })
-        .as_object()
-        .cloned()
-        .unwrap_or_default();
-        portable_schema(&mut s);
-        assert_eq!(
-            serde_json::Value::Object(s),
-            json!({
-                "type": "object",
-                "properties": {
-                    "a": {"type": "string"},
-                    "b": {"type": "integer", "minimum": 0},
-                    "c": {"enum": ["x", "y"], "type": "string", "description": "d"},
-                    "d": {"type": "array", "items": {"type": "object", "properties": {"e": {"type": "boolean"}}}}
-                },
-                "required": []
-            })
-        );
+    fn obj(v: serde_json::Value) -> JsonObject {
+        v.as_object().cloned().unwrap_or_default()
     }
 
     #[test]
-    fn references_are_inlined() {
+    fn which_calls_may_become_tasks() {
         use serde_json::json;
-        let mut s = json!({
-            "type": "object",
-            "properties": {"edits": {"type": "array", "items": {"$ref": "#/$defs/One", "description": "one edit"}}},
-            "$defs": {"One": {"type": "object", "description": "d", "properties": {"x": {"$ref": "#/$defs/X"}}}, "X": {"type": "string"}}
-        })
-        .as_object()
-        .cloned()
-        .unwrap_or_default();
-        portable_schema(&mut s);
-        assert_eq!(
-            serde_json::Value::Object(s),
-            json!({
-                "type": "object",
-                "properties": {"edits": {"type": "array", "items": {"type": "object", "description": "one edit", "properties": {"x": {"type": "string"}}}}}
-            })
-        );
-    }
-
-    /// No registered tool, in any profile, has a nullable or multi-typed parameter, or a
-    /// `$ref` a client would have to resolve.
-    #[test]
-    fn every_tool_schema_is_plain() {
-        fn walk(v: &serde_json::Value, at: &str) {
-            if let Some(obj) = v.as_object() {
-                assert!(!obj.get("type").is_some_and(|t| t.is_array()), "{at}: {v}");
-                assert_ne!(obj.get("default"), Some(&serde_json::Value::Null), "{at}");
-                for key in ["$ref", "$defs", "definitions"] {
-                    assert!(!obj.contains_key(key), "{at}: {key} in {v}");
-                }
-                for (k, child) in obj {
-                    walk(child, &format!("{at}.{k}"));
-                }
-            }
-        }
-        for tool in [
-            view::tool(),
-            edit::tool(),
-            edit::multi_tool(),
-            create::tool(),
-            undo::tool(),
-            editor::tool(),
-            bash::tool(),
-            tasks::output_tool(),
-            tasks::stop_tool(),
-            pipe::tool(),
-            grep::tool(false),
-            grep::tool(true),
-            glob::tool(false),
-            glob::tool(true),
-        ]
-        .into_iter()
-        .chain(claude_code::tools())
-        {
-            walk(
-                &serde_json::Value::Object((*tool.input_schema).clone()),
-                &tool.name,
-            );
+        let b = BashProfile::Boris;
+        assert!(may_become_task(b, "bash", &obj(json!({"command": "make"}))));
+        assert!(!may_become_task(
+            b,
+            "bash",
+            &obj(json!({"command": "make", "run_in_background": true}))
+        ));
+        assert!(may_become_task(
+            BashProfile::Pipe,
+            "bash",
+            &obj(json!({"command": "make", "run_in_background": true}))
+        ));
+        assert!(may_become_task(b, "grep", &obj(json!({"pattern": "x"}))));
+        assert!(may_become_task(b, "Grep", &obj(json!({"pattern": "x"}))));
+        assert!(!may_become_task(
+            b,
+            "Bash",
+            &obj(json!({"command": "make", "run_in_background": true}))
+        ));
+        assert!(!may_become_task(b, "frobnicate", &obj(json!({}))));
+        for quick in [
+            "view",
+            "str_replace",
+            "create_file",
+            "glob",
+            "task_output",
+            "Read",
+        ] {
+            assert!(!may_become_task(b, quick, &obj(json!({}))), "{quick}");
         }
     }
 

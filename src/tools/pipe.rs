@@ -3,11 +3,12 @@
 //! file once it passes 50 KB, a timeout that backgrounds the command instead of killing
 //! it, `check_pid`/`kill_pid` to follow it, and a non-zero exit reported as an error.
 
-use super::bash::{Outcome, effective_timeout_ms, start_shell, supervise};
+use super::shell::{Outcome, effective_timeout_ms, start_shell, supervise};
 use super::{Call, Ctx, define, runs_commands};
 use crate::error::{ErrorCode, ToolError, ToolResult};
 use crate::exec::{self, Capture, Limits, Running, tasks::Task};
 use crate::text::{sanitize::sanitize, truncate};
+use crate::tool_name::ToolName;
 use rmcp::model::{CallToolResult, ContentBlock, Tool};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -32,7 +33,7 @@ pub struct PipeArgs {
 
 pub fn tool() -> Tool {
     define::<PipeArgs>(
-        "bash",
+        ToolName::Bash,
         "Run a shell command",
         "Execute a bash command. Output truncated to last 2000 lines or 50KB; if truncated, \
          full output saved to temp file. Commands exceeding timeout are auto-backgrounded.",
@@ -108,7 +109,7 @@ fn completed(ctx: &Ctx, running: &Running, code: i32) -> CallToolResult {
         text.push_str(&format!("{name}:\n{}\n\n", render_tail(name, &c)));
     }
     text.push_str(&format!("exit code: {code}"));
-    if let Some(line) = super::bash::sandbox_hint(ctx, &text) {
+    if let Some(line) = super::shell::sandbox_hint(ctx, &text) {
         text.push('\n');
         text.push_str(&line);
     }

@@ -4,6 +4,7 @@
 use super::{Ctx, define, read_only, text_result, writes};
 use crate::error::{ErrorCode, ToolError, ToolResult};
 use crate::exec::{self, tasks::Task};
+use crate::tool_name::ToolName;
 use rmcp::model::{CallToolResult, Tool};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -35,7 +36,7 @@ pub struct TaskStopArgs {
 
 pub fn output_tool() -> Tool {
     define::<TaskOutputArgs>(
-        "task_output",
+        ToolName::TaskOutput,
         "Read a background task's output",
         "Read the output of a background bash task (run_in_background). While it runs: \
          status: running and the output so far. Once finished: status: completed, its \
@@ -47,7 +48,7 @@ pub fn output_tool() -> Tool {
 
 pub fn stop_tool() -> Tool {
     define::<TaskStopArgs>(
-        "task_stop",
+        ToolName::TaskStop,
         "Stop a background task",
         "Stop a background bash task: its process group gets SIGTERM, then SIGKILL after 5 \
          seconds. Returns its final output; the task is then forgotten.",
@@ -84,7 +85,7 @@ pub async fn output(ctx: &Ctx, args: TaskOutputArgs) -> ToolResult<CallToolResul
     }
     ctx.ws.tasks.remove(&task.id);
     let result = text_result(finished(ctx, &task));
-    Ok(super::bash::with_spill_links(ctx, &task.running, result))
+    Ok(super::shell::with_spill_links(ctx, &task.running, result))
 }
 
 pub async fn stop(ctx: &Ctx, args: TaskStopArgs) -> ToolResult<CallToolResult> {
@@ -92,7 +93,7 @@ pub async fn stop(ctx: &Ctx, args: TaskStopArgs) -> ToolResult<CallToolResult> {
     task.stop("stopped with task_stop").await;
     ctx.ws.tasks.remove(&task.id);
     let result = text_result(finished(ctx, &task));
-    Ok(super::bash::with_spill_links(ctx, &task.running, result))
+    Ok(super::shell::with_spill_links(ctx, &task.running, result))
 }
 
 /// The final report of a task. A background command runs without the cwd sentinel; a
@@ -115,6 +116,6 @@ fn render(task: &Task, status: &str, end: Option<(i32, Option<String>)>) -> Stri
         }
         text.push_str(&format!("exit_code: {code}\n"));
     }
-    text.push_str(&super::bash::render_streams(&task.running));
+    text.push_str(&super::shell::render_streams(&task.running));
     text.trim_end_matches('\n').to_string()
 }

@@ -8,6 +8,7 @@ use crate::error::{ErrorCode, ToolError, ToolResult};
 use crate::fsutil;
 use crate::scope::ScopedPath;
 use crate::text::lines::hash_bytes;
+use crate::tool_name::ToolName;
 use rmcp::model::{CallToolResult, Tool};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -21,7 +22,7 @@ pub struct UndoEditArgs {
 
 pub fn tool() -> Tool {
     define::<UndoEditArgs>(
-        "undo_edit",
+        ToolName::UndoEdit,
         "Undo the last edit of a file",
         "Undo the last edit Boris made to a file in this session (str_replace, multi_edit, \
          create_file, insert): the file gets back the content it had before, or, if that \

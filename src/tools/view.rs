@@ -7,6 +7,7 @@ use crate::fsutil;
 use crate::text::line_index::{self, FileStamp};
 use crate::text::lines;
 use crate::text::ranges;
+use crate::tool_name::ToolName;
 use crate::workspace::Seen;
 use base64::Engine as _;
 use rmcp::model::{CallToolResult, ContentBlock, Tool};
@@ -29,7 +30,7 @@ pub struct ViewArgs {
 
 pub fn tool() -> Tool {
     define::<ViewArgs>(
-        "view",
+        ToolName::View,
         "View a file or directory",
         "View a text file with line numbers (cat -n style), an image (PNG, JPEG, GIF, WebP, SVG), \
          or a directory listing two levels deep. Shows up to 2000 lines per call; use view_range \
