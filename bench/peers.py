@@ -507,7 +507,30 @@ def keep_other_sections(md: str, old_path: Path) -> str:
     return md[: at + 1] + "".join(kept) + md[at + 1 :]
 
 
-def render(servers: list[Server], rgres: dict, args, corpus: Path, cmd: str, wall: float, extra: str = "") -> str:
+def boris_floor_reports(args) -> str:
+    """Boris alone, same run, against floors (issue 21): views of a 100 MB file against a
+    4 KB view and `wc -l` (bench/view.py), and 1 GB of command output against the same
+    pipe into a file (bench/bash.py)."""
+    parts = []
+    runs = [
+        ("view.py", [], "Views of a 100 MB file against a 4 KB view and `wc -l`"),
+        ("bash.py", [], "The bash tool against a raw spawn, and 1 GB of output against the same pipe into a file"),
+    ]
+    for script, extra, title in runs:
+        print(f"peers: boris: {script}", file=sys.stderr)
+        p = subprocess.run([sys.executable, str(HERE / script), "--boris", args.boris, *extra], capture_output=True, text=True, timeout=900)
+        if p.returncode != 0:
+            ERR.add(BORIS, f"{script}: {p.stderr.strip()[-300:]}")
+            continue
+        out = p.stdout.strip()
+        if out.startswith("# "):  # the script's own title: this section has one
+            out = out.split("\n", 1)[-1].strip()
+        parts.append(f"### {title} (`bench/{script}`)\n\n{out}\n")
+    return "\n".join(parts)
+
+
+def render(servers: list[Server], rgres: dict, args, corpus: Path, cmd: str, wall: float, extra: str = "",
+           floors: str = "") -> str:
     b = {s.name: s for s in servers}.get(BORIS)
     rows = [
         ("spawn → initialize (median of %d)" % args.spawns, "spawn", "ms"),
@@ -590,6 +613,9 @@ with its final mode, a getpid per edit): 14 remain on this path, of which three 
 scope check's `readlink`s (not counted in the table), one the read's end-of-file probe,
 and the rest the temp-file protocol (create, write, chown, fsync, rename, close).
 
+## Boris against its floors: views and command output
+
+{floors or "(not run)"}
 ## What was run
 
 ```
@@ -740,10 +766,11 @@ def main() -> int:
     rgres = rg_runs(args.rg, corpus, args.search_runs)
 
     extra = boris_edit_reports(args) if BORIS in want else ""
+    floors = boris_floor_reports(args) if BORIS in want else ""
 
     cmd = " ".join([sys.executable.rsplit("/", 1)[-1], "bench/peers.py", *sys.argv[1:]])
     cmd = os.environ.get("PEERS_CMD", cmd)
-    md = render(servers, rgres, args, corpus, cmd, time.time() - t_start, extra)
+    md = render(servers, rgres, args, corpus, cmd, time.time() - t_start, extra, floors)
     md = keep_other_sections(md, Path(args.out))
     Path(args.out).write_text(md)
     print(md)

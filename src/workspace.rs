@@ -72,6 +72,17 @@ pub enum Seen {
     /// The file's stamp, older than the racy window: any later write changes its ctime,
     /// so an equal stamp means the same content without reading it (issue 14).
     Stamp(FileStamp),
+    /// A file of 1 MiB or more that changed within the racy window: its stamp then, and
+    /// the hash of the bytes `start..start + len` the view read (issue 21 §2: a view
+    /// reads what it shows, not the whole file). An edit needs the same stamp and the
+    /// same bytes there; only a change within the clock tick of the last write, of the
+    /// same size and outside what the view read, would go unseen.
+    Range {
+        stamp: FileStamp,
+        start: u64,
+        len: u64,
+        hash: u64,
+    },
 }
 
 impl Workspace {
@@ -183,6 +194,19 @@ impl Workspace {
             }
             Some(Seen::Hash(h)) => h == crate::text::lines::hash_bytes(content),
             Some(Seen::Stamp(s)) => s == stamp,
+            Some(Seen::Range {
+                stamp: s,
+                start,
+                len,
+                hash,
+            }) => {
+                s == stamp
+                    && usize::try_from(start)
+                        .ok()
+                        .zip(usize::try_from(start.saturating_add(len)).ok())
+                        .and_then(|(a, b)| content.get(a..b))
+                        .is_some_and(|read| crate::text::lines::hash_bytes(read) == hash)
+            }
         };
         if unchanged {
             return Ok(());
@@ -240,6 +264,33 @@ mod tests {
                 .code,
             ErrorCode::FileChanged
         );
+    }
+
+    /// A racy view of part of a large file: the same stamp and the same bytes where the
+    /// view read pass; another stamp, other bytes there, or a file too short fail.
+    #[test]
+    fn range_records() {
+        let ws = Workspace::new(PathBuf::from("/w"));
+        let p = Path::new("/w/a");
+        let s = stamp(0);
+        let hash = crate::text::lines::hash_bytes(b"cd");
+        ws.record_seen(
+            p,
+            Seen::Range {
+                stamp: s,
+                start: 2,
+                len: 2,
+                hash,
+            },
+        );
+        assert!(ws.check_viewed(p, p, s, b"abcdef", "edit").is_ok());
+        assert!(ws.check_viewed(p, p, s, b"ABcdEF", "edit").is_ok());
+        for (st, content) in [(s, &b"abCdef"[..]), (s, b"abc"), (stamp(1), b"abcdef")] {
+            assert_eq!(
+                ws.check_viewed(p, p, st, content, "edit").unwrap_err().code,
+                ErrorCode::FileChanged
+            );
+        }
     }
 
     #[test]

@@ -90,8 +90,10 @@ impl Capture {
             cleaner.push(chunk);
         }
         self.total += chunk.len() as u64;
-        self.chars += chunk.iter().filter(|&&b| (b & 0xC0) != 0x80).count() as u64;
-        self.newlines += memchr::memchr_iter(b'\n', chunk).count() as u64;
+        // SIMD counts: byte-wise loops here were a third of the time of `yes` through
+        // bash (issue 21 §3).
+        self.chars += bytecount::num_chars(chunk) as u64;
+        self.newlines += bytecount::count(chunk, b'\n') as u64;
 
         if self.spill.is_none()
             && self.spill_error.is_none()
@@ -301,6 +303,40 @@ mod tests {
         );
         assert_eq!(c.read_from(3, 100), b"defghijklmnop");
         assert_eq!(c.read_from(3, 2), b"op");
+    }
+
+    proptest::proptest! {
+        /// The SIMD counts of any chunking equal the byte-by-byte definitions: characters
+        /// are bytes other than UTF-8 continuation bytes, lines end in `\n` (a last line
+        /// without one counts).
+        #[test]
+        fn counts_match_the_definitions(
+            data in proptest::collection::vec(proptest::prelude::prop_oneof![
+                proptest::prelude::Just(b'\n'), proptest::prelude::Just(b'a'),
+                proptest::prelude::Just(0xC3u8), proptest::prelude::Just(0xA9u8),
+                proptest::prelude::any::<u8>()
+            ], 0..300),
+            cuts in proptest::collection::vec(0usize..300, 0..6),
+        ) {
+            let dir = tempfile::tempdir().unwrap();
+            let mut c = Capture::new(limits(dir.path(), 64, 32, 64));
+            let mut points: Vec<usize> = cuts.into_iter().map(|x| x.min(data.len())).collect();
+            points.sort_unstable();
+            let mut last = 0;
+            for p in points {
+                c.push(&data[last..p]);
+                last = p;
+            }
+            c.push(&data[last..]);
+            let chars = data.iter().filter(|&&b| (b & 0xC0) != 0x80).count() as u64;
+            proptest::prop_assert_eq!(c.chars(), chars);
+            let mut lines = data.split(|&b| b == b'\n').count() as u64;
+            if data.last().is_none_or(|&b| b == b'\n') {
+                lines -= 1;
+            }
+            proptest::prop_assert_eq!(c.lines(), lines);
+            proptest::prop_assert_eq!(c.total(), data.len() as u64);
+        }
     }
 
     #[test]

@@ -62,7 +62,8 @@ pub struct ScanFrom {
     /// Stop once this line is complete: nothing after it is read, and the summary's
     /// hash and totals then cover only what was read.
     pub stop_after: Option<usize>,
-    /// Hash the bytes read (view-before-edit on a file whose stamp is not trusted).
+    /// Hash the bytes read, up to the end of the line the scan stopped after
+    /// (view-before-edit on a file whose stamp is not trusted).
     pub hash: bool,
 }
 
@@ -102,9 +103,6 @@ pub fn scan_lines_from<R: BufRead>(
         if buf.is_empty() {
             break;
         }
-        if from.hash {
-            hasher.update(buf);
-        }
         total_bytes += buf.len() as u64;
         let mut pos = 0;
         while pos < buf.len() {
@@ -142,6 +140,10 @@ pub fn scan_lines_from<R: BufRead>(
         }
         let consumed = stopped_at.unwrap_or(buf.len());
         let unread = buf.len() - consumed;
+        // Only the bytes consumed: a scan that stops hashes exactly what it read.
+        if from.hash {
+            hasher.update(&buf[..consumed]);
+        }
         reader.consume(consumed);
         if stopped_at.is_some() {
             // The reader now stands at the next line, for a caller that reads on.
@@ -389,8 +391,10 @@ mod tests {
             let (all, whole) = scan_all(&data);
             let mut reader = std::io::BufReader::with_capacity(cap, Cursor::new(&data[..]));
             let mut got = vec![];
-            let from = ScanFrom { first_line: 1, stop_after: Some(stop), hash: false };
+            let from = ScanFrom { first_line: 1, stop_after: Some(stop), hash: true };
             let (first, complete) = scan_lines_from(&mut reader, from, |_| true, |n, _, _| got.push(n)).unwrap();
+            // The hash covers exactly the bytes the scan consumed.
+            prop_assert_eq!(first.hash, hash_bytes(&data[..first.total_bytes as usize]));
             if complete {
                 prop_assert_eq!(first.total_lines, whole.total_lines);
             } else {

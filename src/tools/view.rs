@@ -96,13 +96,37 @@ pub fn run(ctx: &Ctx, args: ViewArgs, svg_as_image: bool) -> ToolResult<CallTool
     }
 
     if memchr::memchr(0, &head).is_some() {
-        let summary = lines::scan_lines(reader, |_| false, |_, _, _| {})
-            .map_err(|e| ToolError::io(&path.shown, "view", &e))?;
-        ctx.ws.record_view(&path.real, summary.hash);
+        // Its size is all a view shows: it is read (hashed) only as a text view would
+        // be, under the same rules for view-before-edit (below).
+        let stamp = FileStamp::of(
+            &reader
+                .get_ref()
+                .metadata()
+                .map_err(|e| ToolError::io(&path.shown, "view", &e))?,
+        );
+        if !stamp.is_racy() {
+            ctx.ws.record_seen(&path.real, Seen::Stamp(stamp));
+        } else if meta.len() > ctx.max_file_size() {
+            ctx.ws.forget_view(&path.real);
+        } else if stamp.size >= line_index::MIN_INDEXED_BYTES {
+            ctx.ws.record_seen(
+                &path.real,
+                Seen::Range {
+                    stamp,
+                    start: 0,
+                    len: head.len() as u64,
+                    hash: lines::hash_bytes(&head),
+                },
+            );
+        } else {
+            let summary = lines::scan_lines(reader, |_| false, |_, _, _| {})
+                .map_err(|e| ToolError::io(&path.shown, "view", &e))?;
+            ctx.ws.record_view(&path.real, summary.hash);
+        }
         return Ok(text_result(format!(
             "{} is a binary file ({} bytes); view shows text and images only.",
             path.shown.display(),
-            summary.total_bytes
+            stamp.size
         )));
     }
 
@@ -118,37 +142,57 @@ pub fn run(ctx: &Ctx, args: ViewArgs, svg_as_image: bool) -> ToolResult<CallTool
         )?;
     }
     // The stamp of the file being read: when it is older than the racy window it stands
-    // for the content (view-before-edit needs no hash), and the scan may stop after the
-    // last line shown. Otherwise every byte is hashed, as an edit will compare.
+    // for the content (view-before-edit needs no hash). Otherwise a file under 1 MiB is
+    // hashed whole (cheap), and a larger one only where the view read (issue 21 §2: a
+    // view costs what it shows at any --max-file-size; `Seen::Range`). Every scan stops
+    // after its last shown line but a whole hash's.
     let stamp = FileStamp::of(
         &reader
             .get_ref()
             .metadata()
             .map_err(|e| ToolError::io(&path.shown, "view", &e))?,
     );
+    let io_err = |e: std::io::Error| ToolError::io(&path.shown, "view", &e);
     let trusted = !stamp.is_racy();
+    let large = stamp.size >= line_index::MIN_INDEXED_BYTES;
     // A file over --max-file-size cannot be edited; only create_file could overwrite it,
     // so a racy one is not hashed: its view record is dropped instead (see below).
-    let needs_hash = !trusted && meta.len() <= ctx.max_file_size();
-    // `[-n, -1]`: the line count first (the cached index of a large file with a trusted
-    // stamp makes this free after the first time), then an ordinary range.
+    let editable = meta.len() <= ctx.max_file_size();
+    let hash_whole = !trusted && !large && editable;
+    let hash_read = !trusted && large && editable;
+    // A large file's line numbers come from its line index (cached per file, extended
+    // when the file grew); the last lines of one are found from its end.
+    let mut index = None;
+    // Where the scan starts: (line number, byte offset), when not at the top.
+    let mut start_at = None;
     let request = match request.last_lines {
-        Some(_) => {
-            let file = reader.get_ref();
-            let total = if trusted && meta.len() >= line_index::MIN_INDEXED_BYTES {
-                line_index::index_for(&path.real, stamp, file)
-                    .map_err(|e| ToolError::io(&path.shown, "view", &e))?
-                    .total_lines
+        Some(n) if large => {
+            let idx = line_index::index_for(&path.real, stamp, reader.get_ref()).map_err(io_err)?;
+            let total = idx.total_lines();
+            let request = if n <= ranges::MAX_VIEW_LINES {
+                let (offset, found) =
+                    line_index::tail_start(reader.get_ref(), idx.len(), n).map_err(io_err)?;
+                let first = total.saturating_sub(found).saturating_add(1);
+                start_at = Some((first, offset));
+                // Up to the last line the index counted: a line written since is not
+                // numbered by it.
+                ranges::LineRequest {
+                    start: first,
+                    end: Some(total),
+                    ..request.resolve_last(total)
+                }
             } else {
-                let mut file = file;
-                file.seek(SeekFrom::Start(0))
-                    .and_then(|_| line_index::LineIndex::build(file))
-                    .map_err(|e| ToolError::io(&path.shown, "view", &e))?
-                    .total_lines
+                request.resolve_last(total)
             };
-            reader
-                .seek(SeekFrom::Start(0))
-                .map_err(|e| ToolError::io(&path.shown, "view", &e))?;
+            index = Some(idx);
+            request
+        }
+        Some(_) => {
+            // Under 1 MiB one counting pass costs less than an index.
+            let total = line_index::LineIndex::build(&mut reader)
+                .map_err(io_err)?
+                .total_lines();
+            reader.seek(SeekFrom::Start(0)).map_err(io_err)?;
             request.resolve_last(total)
         }
         None => request,
@@ -162,30 +206,23 @@ pub fn run(ctx: &Ctx, args: ViewArgs, svg_as_image: bool) -> ToolResult<CallTool
         let estimate = meta.len().saturating_add(meta.len() / 4).saturating_add(64);
         String::with_capacity(estimate.min(MAX_RESERVED_BYTES) as usize)
     };
-    // A large file with a trusted stamp starts at the line index's checkpoint before the
-    // first shown line; the index (one memchr pass, cached) also gives the total.
-    let index = if trusted && meta.len() >= line_index::MIN_INDEXED_BYTES && request.start > 1 {
-        Some(
-            line_index::index_for(&path.real, stamp, reader.get_ref())
-                .map_err(|e| ToolError::io(&path.shown, "view", &e))?,
-        )
-    } else {
-        None
-    };
-    let first_line = match &index {
-        Some(index) => {
-            let (line, offset) = index.seek_point(request.start);
-            reader
-                .seek(SeekFrom::Start(offset))
-                .map_err(|e| ToolError::io(&path.shown, "view", &e))?;
-            line
-        }
-        None => 1,
-    };
+    // A large file starts at the line index's checkpoint before the first shown line.
+    if start_at.is_none() && large && request.start > 1 {
+        let idx = match index.take() {
+            Some(idx) => idx,
+            None => line_index::index_for(&path.real, stamp, reader.get_ref()).map_err(io_err)?,
+        };
+        start_at = Some(idx.seek_point(request.start));
+        index = Some(idx);
+    }
+    let (first_line, scan_start) = start_at.unwrap_or((1, 0));
+    if start_at.is_some() {
+        reader.seek(SeekFrom::Start(scan_start)).map_err(io_err)?;
+    }
     let from = lines::ScanFrom {
         first_line,
-        stop_after: (!needs_hash).then_some(last_kept),
-        hash: needs_hash,
+        stop_after: (!hash_whole).then_some(last_kept),
+        hash: hash_whole || hash_read,
     };
     let (summary, complete) = lines::scan_lines_from(
         &mut reader,
@@ -193,7 +230,7 @@ pub fn run(ctx: &Ctx, args: ViewArgs, svg_as_image: bool) -> ToolResult<CallTool
         |n| n >= request.start && n <= last_kept,
         |n, kept, chars| lines::format_line(&mut body, n, kept, chars),
     )
-    .map_err(|e| ToolError::io(&path.shown, "view", &e))?;
+    .map_err(io_err)?;
     let total_lines = if complete {
         summary.total_lines
     } else if request.end.is_some_and(|e| e <= last_kept) {
@@ -203,12 +240,10 @@ pub fn run(ctx: &Ctx, args: ViewArgs, svg_as_image: bool) -> ToolResult<CallTool
     } else {
         // Lines exist past the cap: the notice names the total.
         match &index {
-            Some(index) => index.total_lines,
-            None if meta.len() >= line_index::MIN_INDEXED_BYTES => {
-                line_index::index_for(&path.real, stamp, reader.get_ref())
-                    .map_err(|e| ToolError::io(&path.shown, "view", &e))?
-                    .total_lines
-            }
+            Some(index) => index.total_lines(),
+            None if large => line_index::index_for(&path.real, stamp, reader.get_ref())
+                .map_err(io_err)?
+                .total_lines(),
             None => {
                 let rest = lines::ScanFrom {
                     first_line: summary.total_lines + 1,
@@ -216,7 +251,7 @@ pub fn run(ctx: &Ctx, args: ViewArgs, svg_as_image: bool) -> ToolResult<CallTool
                     hash: false,
                 };
                 lines::scan_lines_from(&mut reader, rest, |_| false, |_, _, _| {})
-                    .map_err(|e| ToolError::io(&path.shown, "view", &e))?
+                    .map_err(io_err)?
                     .0
                     .total_lines
             }
@@ -225,8 +260,18 @@ pub fn run(ctx: &Ctx, args: ViewArgs, svg_as_image: bool) -> ToolResult<CallTool
     let shown = ranges::clamp(request, total_lines).map_err(ToolError::invalid)?;
     if trusted {
         ctx.ws.record_seen(&path.real, Seen::Stamp(stamp));
-    } else if needs_hash {
+    } else if hash_whole {
         ctx.ws.record_view(&path.real, summary.hash);
+    } else if hash_read {
+        ctx.ws.record_seen(
+            &path.real,
+            Seen::Range {
+                stamp,
+                start: scan_start,
+                len: summary.total_bytes,
+                hash: summary.hash,
+            },
+        );
     } else {
         // Neither a trusted stamp nor a hash: an overwrite must wait for a later view.
         ctx.ws.forget_view(&path.real);
