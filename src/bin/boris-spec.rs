@@ -255,7 +255,7 @@ fn main() -> ExitCode {
         } => lint(&server, timeout_ms, strict),
         Cmd::Capabilities => {
             use std::io::Write as _;
-            let caps = boris::spec::adapter::CAPABILITIES;
+            let caps = boris::spec::vocabulary::CAPABILITIES;
             let width = caps.iter().map(|(c, _)| c.len()).max().unwrap_or(0);
             let mut text = String::new();
             for (cap, values) in caps {

@@ -18,9 +18,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use super::matcher::{quote, show, truncate};
-use super::process::{Incoming, Server};
-use super::runner::{default_initialize_params, server_cmdline, stderr_tail};
+use super::display::{quote, show, stderr_tail, truncate};
+use super::process::{Incoming, Server, server_cmdline};
+use super::protocol::default_initialize_params;
 
 /// What to measure.
 #[derive(Debug, Clone)]

@@ -20,6 +20,7 @@
 
 pub mod adapter;
 pub mod bench;
+pub mod display;
 pub mod fixtures;
 pub mod http;
 pub mod junit;
@@ -28,6 +29,7 @@ pub mod model;
 pub mod normalise;
 pub mod preflight;
 pub mod process;
+pub mod protocol;
 pub mod record;
 pub mod report;
 pub mod routes;
@@ -35,6 +37,7 @@ pub mod runner;
 pub mod session;
 pub mod session_http;
 pub mod teardown;
+pub mod vocabulary;
 
 use std::path::{Path, PathBuf};
 
@@ -155,8 +158,9 @@ pub fn select_cases(
     Ok(out)
 }
 pub use normalise::{Normaliser, normalise};
+pub use process::shell_quote;
 pub use routes::Route;
-pub use runner::{CaseOutcome, RunOptions, run_case, shell_quote};
+pub use runner::{CaseOutcome, RunOptions, run_case};
 
 /// Expands `paths` (files, or directories searched recursively for `*.yaml`) into a
 /// sorted, de-duplicated list of case files. A missing path is an error.

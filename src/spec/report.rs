@@ -5,7 +5,9 @@ use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 
+use super::display::first_line;
 use super::runner::CaseOutcome;
+use super::vocabulary::CAPABILITIES;
 
 /// Expected failures, as the official conformance suite has them: case path (as
 /// reported, e.g. `spec/str_replace/crlf-fallback.yaml`) → one line saying why.
@@ -73,17 +75,6 @@ impl Status {
     }
 }
 
-/// The first line of a failure, cut to 200 characters.
-pub fn first_line(s: &str) -> String {
-    let line = s.lines().next().unwrap_or("");
-    let cut: String = line.chars().take(200).collect();
-    if cut.len() < line.len() {
-        format!("{cut}…")
-    } else {
-        cut
-    }
-}
-
 /// Baseline entries whose case did not fail (passed, or did not run): the baseline is
 /// stale and must be updated.
 pub fn stale_entries(outcomes: &[CaseOutcome], baseline: &Baseline) -> Vec<String> {
@@ -108,7 +99,7 @@ pub fn capability_scores(
     baseline: &Baseline,
 ) -> Vec<(String, [usize; 3])> {
     let mut rows: BTreeMap<String, [usize; 3]> = BTreeMap::new();
-    for (cap, _) in super::adapter::CAPABILITIES {
+    for (cap, _) in CAPABILITIES {
         rows.insert((*cap).to_string(), [0; 3]);
     }
     for o in outcomes {
@@ -126,7 +117,7 @@ pub fn capability_scores(
         }
     }
     // Capabilities in their documented order, the rest last.
-    let mut out: Vec<(String, [usize; 3])> = super::adapter::CAPABILITIES
+    let mut out: Vec<(String, [usize; 3])> = CAPABILITIES
         .iter()
         .filter_map(|(c, _)| rows.remove(*c).map(|r| ((*c).to_string(), r)))
         .collect();

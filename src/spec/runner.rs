@@ -10,13 +10,14 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::adapter::Adapter;
+use super::display::stderr_tail;
 use super::fixtures::{create_files, make_removable};
 use super::model::{Case, CaseTransport, DEFAULT_TIMEOUT_MS, Placeholders};
 use super::normalise::Normaliser;
-use super::process::*;
+use super::process::{Server, server_cmdline};
 use super::routes::{Route, for_route};
 use super::session::{Fatal, Session};
 
@@ -121,27 +122,6 @@ pub fn skip_reason(case: &Case, opts: &RunOptions) -> Option<String> {
         return Some(format!("no tag in {}", opts.only.join(", ")));
     }
     None
-}
-
-/// Quotes a word for `/bin/sh`.
-pub fn shell_quote(s: &str) -> String {
-    if !s.is_empty()
-        && s.chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c))
-    {
-        s.to_string()
-    } else {
-        format!("'{}'", s.replace('\'', r"'\''"))
-    }
-}
-
-/// The default `initialize` params.
-pub fn default_initialize_params() -> Value {
-    json!({
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "boris-spec", "version": env!("CARGO_PKG_VERSION")}
-    })
 }
 
 /// Runs one loaded case over stdio (honouring `--only`/`--skip`).
@@ -313,134 +293,10 @@ fn run_case_inner(case: &Case, opts: &RunOptions, route: Route) -> Option<CaseOu
     Some(outcome)
 }
 
-/// Puts `exec` before a plain server command line so that the server replaces the
-/// shell and signals reach it directly; returns whether it did. Left alone (the shell
-/// stays in between): command lines with shell operators, substitutions, a leading
-/// variable assignment or a leading keyword/builtin.
-pub fn exec_prefixed(cmd: &str) -> (String, bool) {
-    let trimmed = cmd.trim_start();
-    let first = trimmed.split_whitespace().next().unwrap_or("");
-    let assignment = first.split_once('=').is_some_and(|(name, _)| {
-        !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-    });
-    let keyword = matches!(
-        first,
-        "exec"
-            | "cd"
-            | "if"
-            | "for"
-            | "while"
-            | "until"
-            | "case"
-            | "{"
-            | "!"
-            | "export"
-            | "set"
-            | "eval"
-            | "."
-            | "source"
-            | "time"
-            | "command"
-    );
-    let operators =
-        trimmed.contains([';', '&', '|', '(', ')', '<', '>', '`', '\n']) || trimmed.contains("$(");
-    if trimmed.is_empty() || assignment || keyword || operators {
-        (cmd.to_string(), false)
-    } else {
-        (format!("exec {trimmed}"), true)
-    }
-}
-
-/// The shell command line that starts the server: [`exec_prefixed`] `server_cmd`, then
-/// `extra` as written (several words: `--http-args`), then `args` shell-quoted. Returns
-/// it and whether the shell exec's the server.
-pub fn server_cmdline(server_cmd: &str, extra: &str, args: &[String]) -> (String, bool) {
-    let (mut cmdline, direct) = exec_prefixed(server_cmd);
-    if !extra.trim().is_empty() {
-        cmdline.push(' ');
-        cmdline.push_str(extra.trim());
-    }
-    for a in args {
-        cmdline.push(' ');
-        cmdline.push_str(&shell_quote(a));
-    }
-    (cmdline, direct)
-}
-
 /// A loopback port nothing listens on right now (the OS picks it; the server binds it
 /// a moment later, a race lost only if another process takes the same port between).
 fn free_loopback_port() -> std::io::Result<u16> {
     Ok(std::net::TcpListener::bind("127.0.0.1:0")?
         .local_addr()?
         .port())
-}
-
-/// `stderr (last N lines):` followed by the lines, indented.
-pub(crate) fn stderr_tail(stderr: &str, n: usize) -> String {
-    let lines: Vec<&str> = stderr.lines().collect();
-    if lines.is_empty() {
-        return "server stderr: (empty)".into();
-    }
-    let from = lines.len().saturating_sub(n);
-    let mut out = format!(
-        "server stderr (last {} of {} lines):",
-        lines.len() - from,
-        lines.len()
-    );
-    for l in &lines[from..] {
-        out.push_str("\n  ");
-        out.push_str(&super::matcher::truncate(l, 500));
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn shell_quote_words() {
-        assert_eq!(shell_quote("--transport"), "--transport");
-        assert_eq!(shell_quote("--allow-dir=/a/b"), "--allow-dir=/a/b");
-        assert_eq!(shell_quote(""), "''");
-        assert_eq!(shell_quote("a b"), "'a b'");
-        assert_eq!(shell_quote("it's"), r"'it'\''s'");
-        assert_eq!(shell_quote("$HOME"), "'$HOME'");
-    }
-
-    #[test]
-    fn exec_prefix_only_for_plain_commands() {
-        assert_eq!(
-            exec_prefixed("/x/boris --transport stdio"),
-            ("exec /x/boris --transport stdio".to_string(), true)
-        );
-        assert_eq!(
-            exec_prefixed("'/a b/boris' --x"),
-            ("exec '/a b/boris' --x".to_string(), true)
-        );
-        for keep in [
-            "FOO=1 boris",
-            "cd x && boris",
-            "boris | tee log",
-            "boris 2>err",
-            "exec boris",
-            "$(which boris)",
-            "a; b",
-            "",
-        ] {
-            assert_eq!(exec_prefixed(keep), (keep.to_string(), false), "{keep}");
-        }
-    }
-
-    #[test]
-    fn stderr_tail_keeps_last_lines() {
-        assert_eq!(stderr_tail("", 20), "server stderr: (empty)");
-        let s: String = (1..=30).map(|i| format!("l{i}\n")).collect();
-        let t = stderr_tail(&s, 20);
-        assert!(
-            t.starts_with("server stderr (last 20 of 30 lines):\n  l11\n"),
-            "{t}"
-        );
-        assert!(t.ends_with("  l30"), "{t}");
-    }
 }

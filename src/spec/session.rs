@@ -10,16 +10,16 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value, json};
 
+use super::display::{quote, show};
+use super::fixtures::{check_file, create_files};
 use super::http::{self as client};
-use super::matcher::{check_notifications, check_response, quote, show};
+use super::matcher::{check_notifications, check_response, content_text};
 use super::model::{
     Action, Case, CaseTransport, DEFAULT_SESSION, Placeholders, Step, saved_placeholder,
     session_placeholder,
 };
-
-use super::fixtures::*;
-use super::process::*;
-use super::runner::*;
+use super::process::{Incoming, Server, describe_status};
+use super::protocol::{default_initialize_params, initialize_params};
 // ---------------------------------------------------------------------------------
 // A running case
 
@@ -65,12 +65,6 @@ pub(crate) struct SavedSession {
     /// The negotiated protocol version (sent as `MCP-Protocol-Version`).
     pub(crate) version: String,
 }
-
-/// The protocol version the HTTP helpers initialize with.
-pub(crate) const HTTP_INIT_VERSION: &str = "2025-11-25";
-
-/// The stateless revision `http_call` uses with `stateless: true`.
-pub(crate) const STATELESS_VERSION: &str = "2026-07-28";
 
 /// Response headers recorded in transcripts (besides `access-control-*` and any the
 /// step's expectation names).
@@ -279,7 +273,7 @@ impl Session {
         };
         for (name, pointer) in save {
             if let Some(re) = pointer.strip_prefix("text:") {
-                let text = super::matcher::content_text(response).unwrap_or_default();
+                let text = content_text(response).unwrap_or_default();
                 let found = regex::Regex::new(re).ok().and_then(|re| {
                     re.captures(&text)
                         .and_then(|c| c.get(1).or_else(|| c.get(0)))
@@ -587,16 +581,7 @@ impl Session {
                 )));
             }
             Action::Initialize { params } => {
-                let mut merged = default_initialize_params();
-                if let (Value::Object(base), Value::Object(over)) = (&mut merged, params) {
-                    for (k, v) in over {
-                        if v.is_null() {
-                            base.remove(k);
-                        } else {
-                            base.insert(k.clone(), v.clone());
-                        }
-                    }
-                }
+                let merged = initialize_params(Some(params));
                 let id = self.alloc_id();
                 let msg =
                     json!({"jsonrpc": "2.0", "id": id, "method": "initialize", "params": merged});

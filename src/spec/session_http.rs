@@ -7,16 +7,15 @@ use std::time::Duration;
 
 use serde_json::{Map, Value, json};
 
+use super::display::{quote, show};
 use super::http::{self as client, Response};
-use super::matcher::check_http;
-use super::matcher::{check_notifications, check_response, quote, show};
+use super::matcher::{check_http, check_notifications, check_response};
 use super::model::{
     DEFAULT_SESSION, Expect, HttpCallSpec, HttpInitSpec, HttpRequestSpec, HttpSpec,
     session_placeholder,
 };
-
-use super::runner::*;
-use super::session::*;
+use super::protocol::{SESSION_ERA, STATELESS_ERA, initialize_params, stateless_meta};
+use super::session::{Fatal, RECORDED_BODY_MAX, RECORDED_RESPONSE_HEADERS, SavedSession, Session};
 
 impl Session {
     // ---- HTTP steps -------------------------------------------------------------
@@ -195,7 +194,7 @@ impl Session {
         let version = messages
             .iter()
             .find_map(|m| m.pointer("/result/protocolVersion").and_then(Value::as_str))
-            .unwrap_or(HTTP_INIT_VERSION)
+            .unwrap_or(SESSION_ERA)
             .to_string();
         self.sessions
             .insert(name.to_string(), SavedSession { id, version });
@@ -266,16 +265,7 @@ impl Session {
         expect: Option<&Expect>,
         timeout: Duration,
     ) -> Result<Vec<String>, Fatal> {
-        let mut params = default_initialize_params();
-        if let (Value::Object(base), Some(Value::Object(over))) = (&mut params, &i.params) {
-            for (k, v) in over {
-                if v.is_null() {
-                    base.remove(k);
-                } else {
-                    base.insert(k.clone(), v.clone());
-                }
-            }
-        }
+        let params = initialize_params(i.params.as_ref());
         let id = self.alloc_id();
         let msg = json!({"jsonrpc": "2.0", "id": id, "method": "initialize", "params": params});
         let defaults = [
@@ -328,7 +318,7 @@ impl Session {
         let version = messages
             .iter()
             .find_map(|m| m.pointer("/result/protocolVersion").and_then(Value::as_str))
-            .unwrap_or(HTTP_INIT_VERSION)
+            .unwrap_or(SESSION_ERA)
             .to_string();
         let note = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
         let mut mcp = vec![("MCP-Protocol-Version", version)];
@@ -424,7 +414,7 @@ impl Session {
             tool_call,
         } = rpc;
         let meta_map = if stateless {
-            super::routes::stateless_meta(meta)
+            stateless_meta(meta)
         } else {
             match meta {
                 Some(Value::Object(m)) => m.clone(),
@@ -433,7 +423,7 @@ impl Session {
         };
         let mut mcp: Vec<(&str, String)> = Vec::new();
         if stateless {
-            mcp.push(("MCP-Protocol-Version", STATELESS_VERSION.into()));
+            mcp.push(("MCP-Protocol-Version", STATELESS_ERA.into()));
             mcp.push(("Mcp-Method", method.to_string()));
             // The header the transport routes on: the tool, resource or task named.
             if let Some(name) = ["name", "uri", "taskId"]

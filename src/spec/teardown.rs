@@ -9,11 +9,10 @@ use nix::sys::signal::Signal;
 use nix::unistd::Pid;
 use serde_json::{Value, json};
 
-use super::matcher::quote;
+use super::display::{quote, truncate};
 use super::model::{Case, ExpectExit};
-
-use super::process::*;
-use super::session::*;
+use super::process::{describe_status, matching_processes, processes_with_marker};
+use super::session::Session;
 
 impl Session {
     pub(crate) fn signal_step(
@@ -88,7 +87,7 @@ impl Session {
             if Instant::now() >= deadline {
                 let list: Vec<String> = found
                     .iter()
-                    .map(|(pid, cmd)| format!("{pid} {}", super::matcher::truncate(cmd, 200)))
+                    .map(|(pid, cmd)| format!("{pid} {}", truncate(cmd, 200)))
                     .collect();
                 return vec![format!(
                     "expected no process matching /{pattern}/, but after {}ms found: {}",
@@ -154,7 +153,7 @@ impl Session {
             if Instant::now() >= deadline {
                 let list: Vec<String> = left
                     .iter()
-                    .map(|(pid, cmd)| format!("{pid} {}", super::matcher::truncate(cmd, 200)))
+                    .map(|(pid, cmd)| format!("{pid} {}", truncate(cmd, 200)))
                     .collect();
                 self.failures.push(format!(
                     "processes started by the server outlived it: {}",

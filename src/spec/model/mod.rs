@@ -222,11 +222,11 @@ impl Case {
     }
     fn validate(&self) -> Result<(), String> {
         if let Some(c) = &self.contract
-            && !crate::spec::adapter::CONTRACTS.contains(&c.as_str())
+            && !crate::spec::vocabulary::CONTRACTS.contains(&c.as_str())
         {
             return Err(format!(
                 "invalid case: unknown contract `{c}` (one of: {})",
-                crate::spec::adapter::CONTRACTS.join(", ")
+                crate::spec::vocabulary::CONTRACTS.join(", ")
             ));
         }
         if self.source.trim().is_empty() {

@@ -799,7 +799,7 @@ pub(crate) fn check_headers(h: &BTreeMap<String, Option<String>>) -> Result<(), 
 
 /// A `do` names one of the capabilities.
 fn check_capability(capability: &str) -> Result<(), String> {
-    let known = crate::spec::adapter::CAPABILITIES;
+    let known = crate::spec::vocabulary::CAPABILITIES;
     if known.iter().any(|(c, _)| *c == capability) {
         return Ok(());
     }
