@@ -254,12 +254,12 @@ fn main() -> ExitCode {
             strict,
         } => lint(&server, timeout_ms, strict),
         Cmd::Capabilities => {
+            use boris::spec::vocabulary::Capability;
             use std::io::Write as _;
-            let caps = boris::spec::vocabulary::CAPABILITIES;
-            let width = caps.iter().map(|(c, _)| c.len()).max().unwrap_or(0);
+            let width = Capability::all().map(|c| c.name().len()).max().unwrap_or(0);
             let mut text = String::new();
-            for (cap, values) in caps {
-                text.push_str(&format!("{cap:width$}  {values}\n"));
+            for cap in Capability::all() {
+                text.push_str(&format!("{:width$}  {}\n", cap.name(), cap.values()));
             }
             text.push_str(&format!(
                 "\nbuilt-in adapters: {}\n",

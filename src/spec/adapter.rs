@@ -26,7 +26,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use super::model::{Action, Case, Expect, Step};
-use super::vocabulary::{CAPABILITIES, PROFILES};
+use super::vocabulary::{Capability, PROFILES};
 
 /// Derived values (module docs) and the step values each stands for: a step value is
 /// mapped when the template names it or one of these.
@@ -72,10 +72,10 @@ pub struct Adapter {
     #[serde(default)]
     pub env: BTreeMap<String, String>,
     #[serde(default)]
-    pub capabilities: BTreeMap<String, Mapping>,
+    pub capabilities: BTreeMap<Capability, Mapping>,
     /// Capabilities the server does not have, each with the reason shown in reports.
     #[serde(default)]
-    pub unsupported: BTreeMap<String, String>,
+    pub unsupported: BTreeMap<Capability, String>,
     /// Case tags naming what the server does not offer (`http`, `stateless`), each with
     /// the reason: such cases are not supported.
     #[serde(default)]
@@ -168,11 +168,6 @@ impl Adapter {
                 return Err(format!(
                     "unknown route `{r}` (stdio, stdio-2026, http, http-2026)"
                 ));
-            }
-        }
-        for cap in a.capabilities.keys().chain(a.unsupported.keys()) {
-            if !CAPABILITIES.iter().any(|(c, _)| c == cap) {
-                return Err(format!("unknown capability `{cap}`"));
             }
         }
         for p in a.profiles.iter().chain(
@@ -301,7 +296,7 @@ impl Adapter {
             && let Some(capability) = &c.capability
         {
             let with = c.with.clone().unwrap_or_default();
-            let (tool, args, claimed) = self.call_for(capability, &with)?;
+            let (tool, args, claimed) = self.call_for(*capability, &with)?;
             let mut call = c.clone();
             call.tool = tool;
             call.args = Some(args);
@@ -326,7 +321,7 @@ impl Adapter {
             out.profiles.clear();
             return Ok(out);
         };
-        let (tool, args, claimed) = self.call_for(capability, with)?;
+        let (tool, args, claimed) = self.call_for(*capability, with)?;
         let expect = with_profiles(&step.expect, &step.profiles, claimed);
         Ok(Step {
             action: Action::Call {
@@ -347,11 +342,11 @@ impl Adapter {
     /// and the profiles whose expectations apply to it.
     fn call_for(
         &self,
-        capability: &str,
+        capability: Capability,
         with: &Map<String, Value>,
     ) -> Result<(String, Value, &[String]), String> {
-        let Some(mapping) = self.capabilities.get(capability) else {
-            return Err(match self.unsupported.get(capability) {
+        let Some(mapping) = self.capabilities.get(&capability) else {
+            return Err(match self.unsupported.get(&capability) {
                 Some(reason) => format!("no {capability}: {reason}"),
                 None => format!("the adapter has no mapping for {capability}"),
             });
@@ -443,7 +438,7 @@ pub fn builtin_names() -> Vec<&'static str> {
 }
 
 /// A step's values plus the derived ones (module docs).
-fn derived_values(capability: &str, with: &Map<String, Value>) -> Map<String, Value> {
+fn derived_values(capability: Capability, with: &Map<String, Value>) -> Map<String, Value> {
     let mut v = with.clone();
     if let Some(Value::String(p)) = with.get("path").filter(|p| p.as_str() != Some("")) {
         let abs = under_workdir(p);
@@ -465,7 +460,7 @@ fn derived_values(capability: &str, with: &Map<String, Value>) -> Map<String, Va
     if let Some(lines) = with.get("lines").and_then(Value::as_i64) {
         v.insert("neg_lines".into(), Value::from(-lines));
     }
-    if capability == "read_range"
+    if capability == Capability::ReadRange
         && let (Some(start), Some(end)) = (
             with.get("start").and_then(Value::as_i64),
             with.get("end").and_then(Value::as_i64),
@@ -551,7 +546,7 @@ mod tests {
     #[test]
     fn templates_fill_values_keep_types_and_drop_missing_keys() {
         let values = derived_values(
-            "read_range",
+            Capability::ReadRange,
             json!({"path": "a.txt", "start": 3, "end": 5})
                 .as_object()
                 .unwrap(),
@@ -680,7 +675,7 @@ steps:
 "#,
         )
         .unwrap();
-        assert_eq!(case.capabilities(), vec!["read_file"]);
+        assert_eq!(case.capabilities(), vec![Capability::ReadFile]);
         let lc = Adapter::find("litecode").unwrap().adapt(&case).unwrap();
         let Action::HttpCall(c) = &lc.steps[1].action else {
             panic!("not an http_call");

@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 
 use super::display::first_line;
 use super::runner::CaseOutcome;
-use super::vocabulary::CAPABILITIES;
+use super::vocabulary::Capability;
 
 /// Expected failures, as the official conformance suite has them: case path (as
 /// reported, e.g. `spec/str_replace/crlf-fallback.yaml`) → one line saying why.
@@ -99,8 +99,8 @@ pub fn capability_scores(
     baseline: &Baseline,
 ) -> Vec<(String, [usize; 3])> {
     let mut rows: BTreeMap<String, [usize; 3]> = BTreeMap::new();
-    for (cap, _) in CAPABILITIES {
-        rows.insert((*cap).to_string(), [0; 3]);
+    for cap in Capability::all() {
+        rows.insert(cap.name().to_string(), [0; 3]);
     }
     for o in outcomes {
         let col = match Status::of(o, baseline) {
@@ -113,13 +113,12 @@ pub fn capability_scores(
             rows.entry(NO_CAPABILITY.to_string()).or_insert([0; 3])[col] += 1;
         }
         for cap in &o.capabilities {
-            rows.entry(cap.clone()).or_insert([0; 3])[col] += 1;
+            rows.entry(cap.name().to_string()).or_insert([0; 3])[col] += 1;
         }
     }
     // Capabilities in their documented order, the rest last.
-    let mut out: Vec<(String, [usize; 3])> = CAPABILITIES
-        .iter()
-        .filter_map(|(c, _)| rows.remove(*c).map(|r| ((*c).to_string(), r)))
+    let mut out: Vec<(String, [usize; 3])> = Capability::all()
+        .filter_map(|c| rows.remove(c.name()).map(|r| (c.name().to_string(), r)))
         .collect();
     out.extend(rows);
     out
@@ -200,7 +199,9 @@ pub fn to_json(adapter: &str, outcomes: &[CaseOutcome], baseline: &Baseline) -> 
             })
         })
         .collect();
-    json!({"adapter": adapter, "cases": cases})
+    // The capabilities in their documented order, for tools that lay out a table.
+    let capabilities: Vec<&str> = Capability::all().map(Capability::name).collect();
+    json!({"adapter": adapter, "capabilities": capabilities, "cases": cases})
 }
 
 #[cfg(test)]
@@ -211,7 +212,7 @@ mod tests {
     fn outcome(path: &str, passed: bool, caps: &[&str]) -> CaseOutcome {
         let mut o = CaseOutcome::error(&PathBuf::from(path), "boom\nmore".into());
         o.passed = passed;
-        o.capabilities = caps.iter().map(|c| c.to_string()).collect();
+        o.capabilities = caps.iter().map(|c| Capability::parse(c).unwrap()).collect();
         o
     }
 

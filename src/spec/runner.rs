@@ -20,6 +20,7 @@ use super::normalise::Normaliser;
 use super::process::{Server, server_cmdline};
 use super::routes::{Route, for_route};
 use super::session::{Fatal, Session};
+use super::vocabulary::Capability;
 
 /// Arguments added (before the case's `args`) for `transport: http` cases.
 pub const DEFAULT_HTTP_ARGS: &str = "--transport http --port 0";
@@ -79,7 +80,7 @@ pub struct CaseOutcome {
     /// The adapter cannot run this case, and why (the case counts as skipped).
     pub unsupported: Option<String>,
     /// The capabilities the case's `do` steps use, in order of first use.
-    pub capabilities: Vec<String>,
+    pub capabilities: Vec<Capability>,
     /// Every failure, first one first. The last entry of a failed case is the tail of
     /// the server's stderr.
     pub failures: Vec<String>,

@@ -13,9 +13,6 @@ TITLES = {
     "boris-anthropic-compat": "boris `--anthropic-compat`",
     "boris-pipe": "boris `--bash-profile pipe`",
 }
-CAPS = ["read_file", "read_range", "read_from", "read_tail", "list_dir", "write_file",
-        "replace", "replace_all", "multi_edit", "run", "run_background", "task_output",
-        "task_stop", "search", "search_files", "search_count", "find_files"]
 OTHER = "(other: protocol, Claude Code's contract, Boris's own tools)"
 # The escape suite (issue 18 §4): every case under spec/sandbox/ also counts here.
 CONFINED = "shell confined to its scope (spec/sandbox/)"
@@ -49,9 +46,11 @@ def build(out_dir, names):
                 fails[n].append((c["path"], c["why"]))
             if col == 2:
                 unsupported[n][c["why"]] = unsupported[n].get(c["why"], 0) + 1
+    # The capabilities in the order boris-spec documents them (its JSON says).
+    caps = next(iter(results.values()))["capabilities"]
     head = "| capability | " + " | ".join(TITLES.get(n, n) for n in names) + " |"
     out = [head, "|---|" + "---|" * len(names)]
-    for cap in CAPS + [CONFINED, OTHER]:
+    for cap in caps + [CONFINED, OTHER]:
         if cap in rows:
             out.append(f"| {cap} | " + " | ".join(cell(rows[cap].get(n, [0, 0, 0])) for n in names) + " |")
     out.append("")

@@ -13,21 +13,27 @@
 
 mod expect;
 mod files;
+mod http_step;
 mod placeholders;
 mod step;
+mod step_kind;
 #[cfg(test)]
 mod tests;
 
 pub use expect::*;
 pub use files::*;
+pub use http_step::*;
 pub use placeholders::*;
 pub use step::*;
+pub use step_kind::{Needs, StepKey, StepKind};
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Deserializer};
 use serde_json::Value;
+
+use crate::spec::vocabulary::Capability;
 
 /// Default wait for any single response, in milliseconds.
 pub const DEFAULT_TIMEOUT_MS: u64 = 10_000;
@@ -204,18 +210,18 @@ pub fn parse_case(text: &str) -> Result<Case, String> {
 
 impl Case {
     /// The capabilities its `do` steps use, each once, in order of first use.
-    pub fn capabilities(&self) -> Vec<String> {
-        let mut out: Vec<String> = Vec::new();
+    pub fn capabilities(&self) -> Vec<Capability> {
+        let mut out: Vec<Capability> = Vec::new();
         for s in &self.steps {
             let capability = match &s.action {
                 Action::Do { capability, .. } => Some(capability),
                 Action::HttpCall(c) => c.capability.as_ref(),
                 _ => None,
             };
-            if let Some(capability) = capability
-                && !out.contains(capability)
+            if let Some(&capability) = capability
+                && !out.contains(&capability)
             {
-                out.push(capability.clone());
+                out.push(capability);
             }
         }
         out
@@ -249,11 +255,7 @@ impl Case {
         }
         for (i, step) in self.steps.iter().enumerate() {
             let kind = step.action.kind();
-            let wrong = match self.transport {
-                CaseTransport::Stdio => HTTP_ONLY_STEPS.contains(&kind),
-                CaseTransport::Http => STDIO_ONLY_STEPS.contains(&kind),
-            };
-            if wrong {
+            if !kind.runs_over(self.transport) {
                 return Err(format!(
                     "invalid case: step {} (`{kind}`) is not available in a {} case{}",
                     i + 1,
