@@ -34,9 +34,7 @@ pub mod record;
 pub mod report;
 pub mod routes;
 pub mod runner;
-pub mod session;
-pub mod session_http;
-pub mod teardown;
+pub(crate) mod session;
 pub mod vocabulary;
 
 use std::path::{Path, PathBuf};

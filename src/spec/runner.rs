@@ -19,7 +19,7 @@ use super::model::{Case, CaseTransport, DEFAULT_TIMEOUT_MS, Placeholders};
 use super::normalise::Normaliser;
 use super::process::{Server, server_cmdline};
 use super::routes::{Route, for_route};
-use super::session::{Fatal, Session};
+use super::session::{self, Listening};
 use super::vocabulary::Capability;
 
 /// Arguments added (before the case's `args`) for `transport: http` cases.
@@ -243,28 +243,19 @@ fn run_case_inner(case: &Case, opts: &RunOptions, route: Route) -> Option<CaseOu
                 None => {}
                 Some(Err(e)) => failures.push(e),
                 Some(Ok(server)) => {
-                    let mut s = Session::new(server, &case, timeout);
-                    if case.expect_startup_failure.is_some() {
-                        s.run_startup_failure(&case);
-                    } else {
-                        let started = if let Some(addr) = &known_addr {
-                            s.wait_for_port(addr)
-                        } else if http {
-                            s.wait_for_addr(&opts.http_addr_regex)
-                        } else {
-                            Ok(())
-                        };
-                        match started {
-                            Ok(()) => s.run_steps(&case, &workdir),
-                            Err(Fatal(e)) => s.failures.push(e),
-                        }
-                        s.finish(&case, opts.exit_timeout);
-                    }
-                    stderr = s.server.stderr_text();
-                    exit_code = s.server.status.and_then(|st| st.code());
-                    transcript = std::mem::take(&mut s.transcript);
-                    failures.append(&mut s.failures);
-                    literals = s.literals();
+                    let listening = match (http, known_addr) {
+                        (false, _) => None,
+                        (true, Some(addr)) => Some(Listening::At(addr)),
+                        (true, None) => Some(Listening::Printed(opts.http_addr_regex.clone())),
+                    };
+                    let mut s = session::open(server, &case, timeout, listening);
+                    s.run(&case, &workdir, opts.exit_timeout);
+                    let ended = s.ended();
+                    stderr = ended.stderr;
+                    exit_code = ended.exit_code;
+                    transcript = ended.transcript;
+                    failures.extend(ended.failures);
+                    literals = ended.literals;
                     // Dropping the session kills the process group.
                 }
             }
