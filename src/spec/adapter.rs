@@ -26,7 +26,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use super::model::{Action, Case, Expect, Step};
-use super::vocabulary::{Capability, PROFILES};
+use super::vocabulary::{Capability, PROFILES, SHUTDOWN_TAG};
 
 /// Derived values (module docs) and the step values each stands for: a step value is
 /// mapped when the template names it or one of these.
@@ -97,6 +97,22 @@ pub struct Adapter {
     /// The public tool contracts (`CONTRACTS`) the server offers, and how.
     #[serde(default)]
     pub contracts: BTreeMap<String, ContractSpec>,
+    /// How a fault of the server's ending (it outlives stdin EOF or SIGTERM, or leaves
+    /// processes behind) counts: `strict` fails the case (Boris's promise), `finding`
+    /// (the default) reports it once per run and judges each case on its subject.
+    #[serde(default)]
+    pub teardown: Teardown,
+}
+
+/// How an adapter holds its server to its teardown (see `spec::findings`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Teardown {
+    /// Every fault fails the case it ended.
+    Strict,
+    /// Faults are the run's findings; only cases tagged `shutdown` fail on them.
+    #[default]
+    Finding,
 }
 
 /// How a server offers a tool contract.
@@ -272,6 +288,8 @@ impl Adapter {
             .collect();
         out.boris_args.clear();
         out.sigterm_death_ok = !boris_profile;
+        out.strict_teardown =
+            self.teardown == Teardown::Strict || case.tags.iter().any(|t| t == SHUTDOWN_TAG);
         for (k, v) in &self.env {
             out.env.entry(k.clone()).or_insert_with(|| v.clone());
         }

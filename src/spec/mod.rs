@@ -21,6 +21,7 @@
 pub mod adapter;
 pub mod bench;
 pub mod display;
+pub mod findings;
 pub mod fixtures;
 pub mod http;
 pub mod junit;

@@ -14,6 +14,7 @@ use serde_json::Value;
 
 use super::adapter::Adapter;
 use super::display::stderr_tail;
+use super::findings::TeardownFault;
 use super::fixtures::{create_files, make_removable};
 use super::model::{Case, CaseTransport, DEFAULT_TIMEOUT_MS, Placeholders};
 use super::normalise::Normaliser;
@@ -90,6 +91,9 @@ pub struct CaseOutcome {
     pub stderr: String,
     /// The server's exit code (None if it was killed or never started).
     pub exit_code: Option<i32>,
+    /// Faults of how the server ended, set aside for the run's findings (not failures:
+    /// the adapter does not hold the server to Boris's teardown).
+    pub teardown: Vec<TeardownFault>,
     pub duration: Duration,
     /// The case asked for a golden snapshot.
     pub golden: bool,
@@ -108,6 +112,7 @@ impl CaseOutcome {
             transcript: Value::Array(Vec::new()),
             stderr: String::new(),
             exit_code: None,
+            teardown: Vec::new(),
             duration: Duration::ZERO,
             golden: false,
         }
@@ -256,6 +261,7 @@ fn run_case_inner(case: &Case, opts: &RunOptions, route: Route) -> Option<CaseOu
                     transcript = ended.transcript;
                     failures.extend(ended.failures);
                     literals = ended.literals;
+                    outcome.teardown = ended.teardown;
                     // Dropping the session kills the process group.
                 }
             }

@@ -171,6 +171,10 @@ impl serde::Serialize for Capability {
 /// text-editor tool (`str_replace_editor` with `command`).
 pub const CONTRACTS: &[&str] = &["claude-code", "anthropic-text-editor"];
 
+/// The tag of a case about how the server ends (stdin EOF, signals, what it leaves
+/// running): its teardown faults fail it on every server (`spec::findings`).
+pub const SHUTDOWN_TAG: &str = "shutdown";
+
 /// The profiles a step can hold expectations for.
 pub const PROFILES: &[&str] = &["boris", "boris_compat", "boris_pipe"];
 

@@ -79,11 +79,15 @@ def build(out_dir, names):
                    f"({100 * len(union) / total:.0f}%) run against at least one peer ({each}). "
                    "The rest are about Boris's own flags, profiles and tools.")
     for n in names:
-        if not fails[n]:
+        findings = results[n].get("findings", [])
+        if not fails[n] and not findings:
             continue
         out.append("")
         out.append(f"**{TITLES.get(n, n)}** fails, each checked by hand to be the server's own behaviour:")
         out.append("")
+        # A teardown fault is one finding of the run, not a failure of every case it ended.
+        for f in findings:
+            out.append(f"- how it ends (`{f['key']}`, not counted as failures): {f['why']}")
         for path, why in sorted(fails[n]):
             out.append(f"- `{path}`: {why}")
     return "\n".join(out) + "\n"

@@ -8,8 +8,10 @@
 //!                [--http-args '--transport http --port 0'] [--http-addr-regex REGEX]
 //! ```
 //! One line per case (`PASS path`, `FAIL path: reason` + indented further reasons,
-//! `SKIP path`), then `N passed, N failed[, N skipped]`. Exit code 1 if any case failed,
-//! 2 on usage errors. `boris-spec check [paths…]` only validates case files. The suite
+//! `SKIP path`), a `FINDING` line per kind of teardown fault the adapter sets aside (a
+//! peer that outlives stdin EOF: once, not once per case), then `N passed, N
+//! failed[, N skipped]`. Exit code 1 if a case failed or a finding was new (unless
+//! `--baseline` expects it), 2 on usage errors. `boris-spec check [paths…]` only validates case files. The suite
 //! is built into the binary: no checkout is needed (`--spec DIR` runs your own cases
 //! instead, `--add-spec DIR` adds them).
 //!
@@ -20,7 +22,6 @@
 //! Latency percentiles, calls/s, error counts and the server's peak RSS for N calls of
 //! one tool, C in flight at once over one stdio connection. Exit code 1 if the run
 //! could not be completed, 2 on usage errors.
-
 //!
 //! One module per subcommand: [`run`], [`check`], [`record`], [`bench`],
 //! [`preflight`] (`smoke`, `lint`), [`capabilities`].

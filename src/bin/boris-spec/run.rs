@@ -148,6 +148,16 @@ pub(crate) fn main(args: RunArgs) -> ExitCode {
         })
         .count();
     let stale = report::stale_entries(&outcomes, &baseline);
+    // Teardown faults the adapter set aside: once each, not once per case.
+    let findings = report::run_findings(&outcomes);
+    let ran = report::cases_run(&outcomes);
+    for f in &findings {
+        println!("{}", report::finding_line(f, ran, &baseline));
+    }
+    let new_findings = findings
+        .iter()
+        .filter(|f| !baseline.contains_key(f.key))
+        .count();
     if expected > 0 {
         println!("{expected} of the failures are expected by the baseline");
     }
@@ -195,7 +205,7 @@ pub(crate) fn main(args: RunArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     }
-    if failed > expected || !stale.is_empty() {
+    if failed > expected || !stale.is_empty() || new_findings > 0 {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS

@@ -104,6 +104,11 @@ pub struct Case {
     /// its profile's promise, not every server's).
     #[serde(skip)]
     pub sigterm_death_ok: bool,
+    /// Set by adapters: a fault of how the server ends the case (it outlives stdin EOF,
+    /// or leaves processes behind) fails the case. Otherwise it is set aside for the
+    /// run's findings (`spec::findings`) and the case is judged on its subject.
+    #[serde(skip)]
+    pub strict_teardown: bool,
     /// Extra normalisation for the golden transcript.
     #[serde(default)]
     pub redact: Vec<Redaction>,

@@ -11,6 +11,7 @@ use nix::sys::signal::Signal;
 use serde_json::{Value, json};
 
 use crate::spec::display::{quote, show};
+use crate::spec::findings::TeardownFault;
 use crate::spec::matcher::content_text;
 use crate::spec::model::{Action, Case, Placeholders, Step, saved_placeholder};
 use crate::spec::process::{Incoming, Server};
@@ -46,6 +47,10 @@ pub(crate) struct Core {
     pub(super) exit_checked: bool,
     /// Dying of SIGTERM counts as exiting 0 (`Case::sigterm_death_ok`).
     sigterm_death_ok: bool,
+    /// A teardown fault fails the case (`Case::strict_teardown`).
+    strict_teardown: bool,
+    /// Teardown faults set aside for the run's findings (when not strict).
+    pub(super) teardown: Vec<TeardownFault>,
 }
 
 /// How an id is keyed (JSON text, so `1` and `"1"` differ).
@@ -85,6 +90,8 @@ impl Core {
             seen: Vec::new(),
             exit_checked: false,
             sigterm_death_ok: case.sigterm_death_ok,
+            strict_teardown: case.strict_teardown,
+            teardown: Vec::new(),
         }
     }
 
@@ -215,6 +222,16 @@ impl Core {
             }
         }
         fails
+    }
+
+    /// A fault of how the server ended: a failure of the case when its teardown is held
+    /// strictly, else set aside for the run's findings.
+    pub(super) fn teardown_fault(&mut self, fault: TeardownFault) {
+        if self.strict_teardown {
+            self.failures.push(fault.message());
+        } else {
+            self.teardown.push(fault);
+        }
     }
 
     /// Whether the server exited with `want`; after a SIGTERM, dying of it counts as

@@ -20,6 +20,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use super::findings::TeardownFault;
 use super::model::Case;
 use super::process::Server;
 
@@ -54,6 +55,8 @@ pub(crate) struct Ended {
     /// The server's exit code (None if it was killed or never exited).
     pub(crate) exit_code: Option<i32>,
     pub(crate) literals: Vec<(String, String)>,
+    /// Teardown faults set aside for the run's findings.
+    pub(crate) teardown: Vec<TeardownFault>,
 }
 
 impl dyn Session + '_ {
@@ -81,6 +84,7 @@ impl dyn Session + '_ {
             stderr: core.server.stderr_text(),
             exit_code: core.server.status.and_then(|st| st.code()),
             literals,
+            teardown: std::mem::take(&mut core.teardown),
         }
     }
 }

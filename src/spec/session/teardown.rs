@@ -11,6 +11,7 @@ use nix::unistd::Pid;
 use serde_json::{Value, json};
 
 use crate::spec::display::{quote, truncate};
+use crate::spec::findings::TeardownFault;
 use crate::spec::model::{Case, ExpectExit};
 use crate::spec::process::{describe_status, matching_processes, processes_with_marker};
 
@@ -104,10 +105,10 @@ impl dyn Session + '_ {
         match self.wait_exit_within(exit_timeout) {
             None => {
                 let core = self.core_mut();
-                core.failures.push(format!(
-                    "server did not exit within {}ms after {how} (killed)",
-                    exit_timeout.as_millis()
-                ));
+                core.teardown_fault(TeardownFault::DoesNotExit {
+                    how,
+                    waited_ms: exit_timeout.as_millis(),
+                });
                 core.server.kill();
             }
             Some(st) => {
@@ -145,10 +146,8 @@ impl dyn Session + '_ {
                     .iter()
                     .map(|(pid, cmd)| format!("{pid} {}", truncate(cmd, 200)))
                     .collect();
-                self.core_mut().failures.push(format!(
-                    "processes started by the server outlived it: {}",
-                    list.join("; ")
-                ));
+                self.core_mut()
+                    .teardown_fault(TeardownFault::LeavesProcesses(list));
                 for (pid, _) in left {
                     let _ = nix::sys::signal::kill(Pid::from_raw(pid), Signal::SIGKILL);
                 }
