@@ -1,6 +1,6 @@
 //! `boris-spec bench`: the latency of one tool call against a stdio MCP server.
 //!
-//! The server is started exactly as the runner starts it ([`Server::spawn`] on
+//! The server is started exactly as the runner starts it (`Server::spawn` on
 //! [`server_cmdline`]), in `--cwd` or a fresh temp dir. After the `initialize`
 //! handshake and the optional setup calls (each must succeed), `warmup` calls and then
 //! `n` measured calls of the tool go out with up to `concurrency` requests in flight,

@@ -5,18 +5,24 @@
 //! Used by the `boris-spec` binary and by `tests/spec.rs`. The format is documented in
 //! CONTRIBUTING.md ("The spec case format").
 //!
+//! From the bottom up:
+//!
+//! - [`vocabulary`], [`protocol`], [`display`]: the words cases are written in (the
+//!   capabilities, contracts, profiles), the MCP facts (eras, initialize), how failures
+//!   are shown (pure);
 //! - [`model`]: the YAML types, validation, placeholder expansion (pure);
 //! - [`matcher`]: expectations against a response (pure);
-//! - [`normalise`]: transcript normalisation for goldens (pure);
-//! - [`junit`]: JUnit XML (pure);
+//! - [`normalise`](mod@normalise): transcript normalisation for goldens (pure); [`junit`]: JUnit XML;
 //! - [`http`]: a small HTTP/1.1 client, chunked and SSE parsing;
-//! - [`runner`]: one case from start to end: options, workdir, outcome;
-//! - [`process`]: the server process, its pipes, signals, and the /proc checks;
-//! - [`session`]: a running case over stdio: ids, transcript, handshake, steps;
-//! - [`session_http`]: the HTTP steps of a running case;
-//! - [`teardown`]: signals, exit, leftover processes, stderr checks;
+//! - [`process`]: the server process, its command line, pipes, signals, /proc checks;
 //! - [`fixtures`]: files created before a case and checked after;
-//! - [`bench`]: `boris-spec bench`, latency of one tool call against a stdio server.
+//! - [`adapter`]: how one server spells each capability; [`routes`]: a case on every
+//!   transport and era;
+//! - `session`: a running case, one type per transport (stdio, HTTP) behind one trait;
+//! - [`runner`]: one case from start to end: options, workdir, outcome;
+//! - [`findings`]: teardown faults and the run's findings (pure); [`report`]: baselines,
+//!   scores, markdown and JSON;
+//! - [`record`], [`preflight`], [`bench`](mod@bench): `boris-spec record`, `smoke`/`lint`, `bench`.
 
 pub mod adapter;
 pub mod bench;

@@ -5,7 +5,7 @@
 //! reading cannot block us: every write waits for an acknowledgement with a timeout),
 //! a stdout reader (one JSON message per line, into a channel) and a stderr reader
 //! (into a buffer). Every wait is bounded; the process group is SIGKILLed on every exit
-//! path (the `Drop` of [`Server`]), so no case leaks a process.
+//! path (the `Drop` of `Server`), so no case leaks a process.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};

@@ -5,7 +5,7 @@
 
 /// What a portable case does (`do: replace`), whatever the server calls it: an adapter
 /// maps each capability to one of the server's tools. One variant per capability, as
-/// ruff has one per rule; its name and values are in [`TABLE`].
+/// ruff has one per rule; its name and values are in `TABLE`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Capability {
     ReadFile,

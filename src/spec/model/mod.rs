@@ -4,12 +4,14 @@
 //! silently skipped assertion. Steps and fixture entries are first read into a "raw"
 //! struct with every key optional, then converted (`try_from`) into a clean enum; the
 //! conversion checks that exactly one action key is present and that the other keys
-//! make sense for it. See CONTRIBUTING.md ("The spec case format") for the user-facing description.
+//! make sense for it (the keys each kind takes are one table, `step_kind`). See
+//! CONTRIBUTING.md ("The spec case format") for the user-facing description.
 //!
-//! - [`files`]: fixtures (`files:`, `write:`) and file checks (`check_files:`);
-//! - [`expect`]: what a step expects of a response;
-//! - [`step`]: the steps and their validation;
-//! - [`placeholders`]: `{workdir}` and friends, expanded through a whole case.
+//! - `files`: fixtures (`files:`, `write:`) and file checks (`check_files:`);
+//! - `expect`: what a step expects of a response;
+//! - `step`: the steps and their validation; `step_kind`: [`StepKind`], one table of
+//!   the step kinds; `http_step`: the HTTP steps' shapes and their checks;
+//! - `placeholders`: `{workdir}` and friends, expanded through a whole case.
 
 mod expect;
 mod files;
