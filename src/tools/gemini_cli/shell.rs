@@ -110,9 +110,9 @@ pub async fn run(ctx: &Ctx, args: ShellArgs, call: &Call) -> ToolResult<CallTool
     match outcome {
         Outcome::TimedOut | Outcome::HandOff => {
             text.push_str(&format!(
-                "Command was automatically cancelled because it exceeded the timeout of {:.1} \
-                 minutes without output.",
-                window.as_secs_f64() / 60.0
+                "Command was automatically cancelled because it exceeded the timeout of {} \
+                 without output.",
+                minutes(window)
             ));
             push_partial(&mut text, &output);
         }
@@ -137,6 +137,15 @@ pub async fn run(ctx: &Ctx, args: ShellArgs, call: &Call) -> ToolResult<CallTool
         text.push_str(line.trim_end());
     }
     Ok(with_spill_links(ctx, &running, text_result(text)))
+}
+
+/// `2.0 minutes` as Gemini CLI says it; under a minute, in seconds (`--timeout 5`).
+fn minutes(d: Duration) -> String {
+    if d < Duration::from_secs(60) {
+        format!("{} seconds", d.as_secs_f64())
+    } else {
+        format!("{:.1} minutes", d.as_secs_f64() / 60.0)
+    }
 }
 
 fn push_partial(text: &mut String, output: &str) {
