@@ -408,10 +408,17 @@ pub fn files_for_patterns(
                 }
                 Ok(m) if m.is_dir() => {
                     let root = Root::open(path, "search")?;
-                    let glob = PathGlob::new(if recursive { "**" } else { "*" })
-                        .map_err(ToolError::invalid)?;
+                    let glob = PathGlob::new("**").map_err(ToolError::invalid)?;
+                    let dir = root.shown.clone();
                     walk_into(ctx, &root, &glob, respect_ignore, ct, &mut |p| {
-                        add(p, false, &mut out)
+                        // Not recursive: the directory's own files only.
+                        let depth = p
+                            .shown
+                            .strip_prefix(&dir)
+                            .map_or(0, |r| r.components().count());
+                        if recursive || depth == 1 {
+                            add(p, false, &mut out)
+                        }
                     })?;
                     continue;
                 }
