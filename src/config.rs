@@ -36,6 +36,24 @@ pub enum ToolProfile {
     /// Claude Code's built-in tools: Bash, Read, Edit, Write, NotebookEdit, Grep, Glob,
     /// TaskOutput, TaskStop.
     ClaudeCode,
+    /// Gemini CLI's tools: read_file, read_many_files, list_directory, write_file,
+    /// replace, run_shell_command, glob, grep_search.
+    GeminiCli,
+    /// Codex's read, list and search tools: read_file, list_dir, grep_files.
+    Codex,
+}
+
+impl ToolProfile {
+    /// The family of tools the profile offers.
+    pub fn family(self) -> crate::tool_name::Family {
+        use crate::tool_name::Family;
+        match self {
+            ToolProfile::Default | ToolProfile::AnthropicCompat => Family::Boris,
+            ToolProfile::ClaudeCode => Family::ClaudeCode,
+            ToolProfile::GeminiCli => Family::GeminiCli,
+            ToolProfile::Codex => Family::Codex,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -139,7 +157,8 @@ pub struct Cli {
     pub max_file_size: u64,
 
     /// The tool shapes: default (Boris's own), anthropic-compat (the Anthropic
-    /// text-editor tool) or claude-code (Claude Code's tool names and parameters).
+    /// text-editor tool), claude-code, gemini-cli or codex (those clients' tool names,
+    /// parameters and result shapes).
     #[arg(
         long,
         env = "BORIS_TOOL_PROFILE",
@@ -419,7 +438,7 @@ impl Cli {
         );
         for name in &disabled_tools {
             if ToolName::parse(name).is_none() {
-                let known: Vec<&str> = ToolName::all().map(ToolName::as_str).collect();
+                let known = ToolName::names();
                 return Err(ConfigError(format!(
                     "invalid value {name:?} for {disable_name}: valid tools are {}",
                     known.join(", ")
@@ -677,8 +696,9 @@ fn list_or_env(
 }
 
 impl Config {
-    /// Whether `--disable-tools` left `tool` on. A Claude Code tool is off when it or the
-    /// Boris tool it stands for is named (`Bash` or `bash`).
+    /// Whether `--disable-tools` left `tool` on. Another contract's tool is off when it
+    /// or the Boris tool it stands for is named (`Bash` or `bash`, `run_shell_command`
+    /// or `bash`).
     pub fn tool_enabled(&self, tool: ToolName) -> bool {
         let named = |t: ToolName| self.disabled_tools.iter().any(|d| d == t.as_str());
         !(named(tool) || tool.boris_twin().is_some_and(named))

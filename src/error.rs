@@ -19,6 +19,9 @@ pub enum ErrorCode {
     FileChanged,
     StrReplaceNotFound,
     StrReplaceAmbiguous,
+    /// A replacement count given with the edit (Gemini CLI's `expected_replacements`)
+    /// is not the number of occurrences in the file.
+    StrReplaceCountMismatch,
     GrepInvalidPattern,
     GrepInvalidOutputMode,
     GlobInvalidPattern,
@@ -48,6 +51,7 @@ impl ErrorCode {
             ErrorCode::FileChanged => "FILE_CHANGED",
             ErrorCode::StrReplaceNotFound => "STR_REPLACE_NOT_FOUND",
             ErrorCode::StrReplaceAmbiguous => "STR_REPLACE_AMBIGUOUS",
+            ErrorCode::StrReplaceCountMismatch => "STR_REPLACE_COUNT_MISMATCH",
             ErrorCode::GrepInvalidPattern => "GREP_INVALID_PATTERN",
             ErrorCode::GrepInvalidOutputMode => "GREP_INVALID_OUTPUT_MODE",
             ErrorCode::GlobInvalidPattern => "GLOB_INVALID_PATTERN",

@@ -305,7 +305,7 @@ impl ServerHandler for BorisServer {
         let ctx = self.ctx_for(&context);
         let config = &ctx.shared.config;
         if let Some(grace) = config.task_after
-            && crate::tools::may_become_task(config.bash_profile, &name, &args)
+            && crate::tools::may_become_task(config, &name, &args)
             && context
                 .client_capabilities()
                 .is_some_and(|caps| caps.supports_tasks())

@@ -1,6 +1,8 @@
 //! Every tool name Boris knows, one enum and one table (issue 21 §4): the catalogue, the
-//! dispatcher, `--disable-tools`, the claude-code renames and MCP task eligibility all read
-//! it, so a name is spelled once. It depends on nothing else in the crate, so the
+//! dispatcher, `--disable-tools`, the profiles' renames and MCP task eligibility all read
+//! it, so a name is spelled once. A name is unique within its family (the tool profile
+//! that offers it), not across families: Gemini CLI and Codex both have a `read_file`,
+//! and Gemini CLI a `glob` of its own. It depends on nothing else in the crate, so the
 //! configuration and the tools can both use it.
 
 use std::fmt;
@@ -16,10 +18,24 @@ pub enum TaskSupport {
     UnlessBackground,
 }
 
-/// One row per tool: its name on the wire, and (for Claude Code's tools) the Boris tool
-/// it stands for, which `--disable-tools` also accepts for it.
+/// Whose tool contract a tool belongs to: the tool profile that offers it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Family {
+    /// Boris's own tools (the default profile and `--anthropic-compat`).
+    Boris,
+    /// `--tool-profile claude-code`.
+    ClaudeCode,
+    /// `--tool-profile gemini-cli`.
+    GeminiCli,
+    /// `--tool-profile codex`.
+    Codex,
+}
+
+/// One row per tool: its name on the wire, its family, and (for another contract's
+/// tools) the Boris tool it stands for, which `--disable-tools` also accepts for it.
 struct Row {
     name: &'static str,
+    family: Family,
     boris_twin: Option<ToolName>,
     tasks: TaskSupport,
 }
@@ -27,7 +43,7 @@ struct Row {
 /// Declares the enum and its table together, so every variant has exactly one row, at
 /// its own index.
 macro_rules! tools {
-    ($($(#[$doc:meta])* $variant:ident = $name:literal, $twin:expr, $tasks:ident;)*) => {
+    ($($(#[$doc:meta])* $variant:ident = $name:literal, $family:ident, $twin:expr, $tasks:ident;)*) => {
         /// A tool, across every profile.
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
         pub enum ToolName {
@@ -36,7 +52,7 @@ macro_rules! tools {
 
         /// The table, in the enum's order (the order `--disable-tools`' error lists them).
         const TABLE: &[Row] = &[
-            $(Row { name: $name, boris_twin: $twin, tasks: TaskSupport::$tasks },)*
+            $(Row { name: $name, family: Family::$family, boris_twin: $twin, tasks: TaskSupport::$tasks },)*
         ];
 
         const ALL: &[ToolName] = &[$(ToolName::$variant,)*];
@@ -45,28 +61,42 @@ macro_rules! tools {
 
 tools! {
     /// Boris's own (default profile; `str_replace_editor` with --anthropic-compat).
-    Bash = "bash", None, UnlessBackground;
-    TaskOutput = "task_output", None, Never;
-    TaskStop = "task_stop", None, Never;
-    View = "view", None, Never;
-    StrReplace = "str_replace", None, Never;
-    MultiEdit = "multi_edit", None, Never;
-    CreateFile = "create_file", None, Never;
-    UndoEdit = "undo_edit", None, Never;
-    StrReplaceEditor = "str_replace_editor", None, Never;
-    Grep = "grep", None, Always;
-    Glob = "glob", None, Never;
+    Bash = "bash", Boris, None, UnlessBackground;
+    TaskOutput = "task_output", Boris, None, Never;
+    TaskStop = "task_stop", Boris, None, Never;
+    View = "view", Boris, None, Never;
+    StrReplace = "str_replace", Boris, None, Never;
+    MultiEdit = "multi_edit", Boris, None, Never;
+    CreateFile = "create_file", Boris, None, Never;
+    UndoEdit = "undo_edit", Boris, None, Never;
+    StrReplaceEditor = "str_replace_editor", Boris, None, Never;
+    Grep = "grep", Boris, None, Always;
+    Glob = "glob", Boris, None, Never;
     /// Claude Code's (`--tool-profile claude-code`).
-    CcBash = "Bash", Some(ToolName::Bash), UnlessBackground;
-    CcRead = "Read", Some(ToolName::View), Never;
-    CcEdit = "Edit", Some(ToolName::StrReplace), Never;
-    CcMultiEdit = "MultiEdit", Some(ToolName::MultiEdit), Never;
-    CcWrite = "Write", Some(ToolName::CreateFile), Never;
-    CcNotebookEdit = "NotebookEdit", None, Never;
-    CcGrep = "Grep", Some(ToolName::Grep), Always;
-    CcGlob = "Glob", Some(ToolName::Glob), Never;
-    CcTaskOutput = "TaskOutput", Some(ToolName::TaskOutput), Never;
-    CcTaskStop = "TaskStop", Some(ToolName::TaskStop), Never;
+    CcBash = "Bash", ClaudeCode, Some(ToolName::Bash), UnlessBackground;
+    CcRead = "Read", ClaudeCode, Some(ToolName::View), Never;
+    CcEdit = "Edit", ClaudeCode, Some(ToolName::StrReplace), Never;
+    CcMultiEdit = "MultiEdit", ClaudeCode, Some(ToolName::MultiEdit), Never;
+    CcWrite = "Write", ClaudeCode, Some(ToolName::CreateFile), Never;
+    CcNotebookEdit = "NotebookEdit", ClaudeCode, None, Never;
+    CcGrep = "Grep", ClaudeCode, Some(ToolName::Grep), Always;
+    CcGlob = "Glob", ClaudeCode, Some(ToolName::Glob), Never;
+    CcTaskOutput = "TaskOutput", ClaudeCode, Some(ToolName::TaskOutput), Never;
+    CcTaskStop = "TaskStop", ClaudeCode, Some(ToolName::TaskStop), Never;
+    /// Gemini CLI's (`--tool-profile gemini-cli`). `read_file` comes first of the three
+    /// views: it is the name notices give `view` in this profile.
+    GmReadFile = "read_file", GeminiCli, Some(ToolName::View), Never;
+    GmReadManyFiles = "read_many_files", GeminiCli, Some(ToolName::View), Never;
+    GmListDirectory = "list_directory", GeminiCli, Some(ToolName::View), Never;
+    GmWriteFile = "write_file", GeminiCli, Some(ToolName::CreateFile), Never;
+    GmReplace = "replace", GeminiCli, Some(ToolName::StrReplace), Never;
+    GmShell = "run_shell_command", GeminiCli, Some(ToolName::Bash), UnlessBackground;
+    GmGlob = "glob", GeminiCli, Some(ToolName::Glob), Never;
+    GmGrep = "grep_search", GeminiCli, Some(ToolName::Grep), Always;
+    /// Codex's (`--tool-profile codex`): its read, list and search tools.
+    CxReadFile = "read_file", Codex, Some(ToolName::View), Never;
+    CxListDir = "list_dir", Codex, Some(ToolName::View), Never;
+    CxGrepFiles = "grep_files", Codex, Some(ToolName::Grep), Always;
 }
 
 impl ToolName {
@@ -84,25 +114,45 @@ impl ToolName {
         self.row().name
     }
 
-    /// The tool named `name`, if Boris has one (names are case-sensitive: `Bash` is
-    /// Claude Code's, `bash` Boris's).
+    /// The contract (tool profile) the tool belongs to.
+    pub fn family(self) -> Family {
+        self.row().family
+    }
+
+    /// The tool of `family` named `name` (names are case-sensitive: `Bash` is Claude
+    /// Code's, `bash` Boris's; `read_file` is Gemini CLI's or Codex's by family).
+    pub fn parse_in(family: Family, name: &str) -> Option<ToolName> {
+        ToolName::all().find(|t| t.family() == family && t.as_str() == name)
+    }
+
+    /// The first tool of any family named `name`, Boris's own first.
     pub fn parse(name: &str) -> Option<ToolName> {
         ToolName::all().find(|t| t.as_str() == name)
     }
 
-    /// The Boris tool a Claude Code tool stands for.
+    /// Every distinct tool name, in the table's order (for `--disable-tools`' error).
+    pub fn names() -> Vec<&'static str> {
+        let mut names: Vec<&'static str> = Vec::new();
+        for t in ToolName::all() {
+            if !names.contains(&t.as_str()) {
+                names.push(t.as_str());
+            }
+        }
+        names
+    }
+
+    /// The Boris tool another contract's tool stands for.
     pub fn boris_twin(self) -> Option<ToolName> {
         self.row().boris_twin
     }
 
-    /// Claude Code's tool for this Boris tool, if it has one.
-    pub fn claude_code_twin(self) -> Option<ToolName> {
-        ToolName::all().find(|t| t.boris_twin() == Some(self))
-    }
-
-    /// Whether this is one of the claude-code profile's tools.
-    pub fn is_claude_code(self) -> bool {
-        self.as_str().starts_with(|c: char| c.is_ascii_uppercase())
+    /// The tool of `family` that stands for this Boris tool (the first, where several
+    /// do), or the tool itself in Boris's family.
+    pub fn twin_in(self, family: Family) -> Option<ToolName> {
+        if family == Family::Boris {
+            return Some(self);
+        }
+        ToolName::all().find(|t| t.family() == family && t.boris_twin() == Some(self))
     }
 
     pub fn task_support(self) -> TaskSupport {
@@ -128,27 +178,46 @@ mod tests {
     use ToolName::*;
 
     #[test]
-    fn names_round_trip_and_are_unique() {
+    fn names_round_trip_and_are_unique_per_family() {
         assert_eq!(ALL.len(), TABLE.len());
         let all: Vec<ToolName> = ToolName::all().collect();
         for (i, t) in all.iter().enumerate() {
             assert_eq!(*t as usize, i);
-            assert_eq!(ToolName::parse(t.as_str()), Some(*t));
-            assert!(!all[..i].iter().any(|o| o.as_str() == t.as_str()), "{t}");
+            assert_eq!(ToolName::parse_in(t.family(), t.as_str()), Some(*t));
+            assert!(
+                !all[..i]
+                    .iter()
+                    .any(|o| o.family() == t.family() && o.as_str() == t.as_str()),
+                "{t}"
+            );
         }
         assert_eq!(ToolName::parse("BASH"), None);
+        assert_eq!(ToolName::parse("glob"), Some(Glob));
+        assert_eq!(ToolName::parse_in(Family::GeminiCli, "glob"), Some(GmGlob));
+        assert_eq!(
+            ToolName::parse_in(Family::Codex, "read_file"),
+            Some(CxReadFile)
+        );
+        assert_eq!(ToolName::parse_in(Family::Codex, "replace"), None);
+        let names = ToolName::names();
+        assert_eq!(names.iter().filter(|n| **n == "read_file").count(), 1);
     }
 
     #[test]
     fn twins_go_both_ways() {
         for t in ToolName::all() {
             if let Some(b) = t.boris_twin() {
-                assert!(t.is_claude_code() && !b.is_claude_code());
-                assert_eq!(b.claude_code_twin(), Some(t));
+                assert!(t.family() != Family::Boris && b.family() == Family::Boris);
+                let back = b.twin_in(t.family()).unwrap();
+                assert_eq!(back.boris_twin(), Some(b));
                 assert_eq!(t.task_support(), b.task_support(), "{t}");
             }
         }
-        assert_eq!(Bash.claude_code_twin(), Some(CcBash));
-        assert_eq!(UndoEdit.claude_code_twin(), None);
+        assert_eq!(Bash.twin_in(Family::ClaudeCode), Some(CcBash));
+        assert_eq!(Bash.twin_in(Family::GeminiCli), Some(GmShell));
+        assert_eq!(View.twin_in(Family::GeminiCli), Some(GmReadFile));
+        assert_eq!(Bash.twin_in(Family::Codex), None);
+        assert_eq!(UndoEdit.twin_in(Family::ClaudeCode), None);
+        assert_eq!(UndoEdit.twin_in(Family::Boris), Some(UndoEdit));
     }
 }

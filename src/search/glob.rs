@@ -20,34 +20,7 @@ pub fn find(
     dirs: bool,
     ct: &CancellationToken,
 ) -> Result<String, Cancelled> {
-    let (tx, rx) = std::sync::mpsc::channel::<(PathBuf, SystemTime)>();
-    walk::run(root, scope, ct, || {
-        let tx = tx.clone();
-        move |ent: ignore::DirEntry| {
-            if ent.depth() == 0 {
-                return;
-            }
-            let is_dir = ent.file_type().is_some_and(|t| t.is_dir());
-            if is_dir != dirs {
-                return;
-            }
-            let path = ent.path();
-            let name = Path::new(ent.file_name());
-            if glob.is_match(name, || root.relative(path), || root.display(path)) {
-                let mtime = ent
-                    .metadata()
-                    .ok()
-                    .and_then(|m| m.modified().ok())
-                    .unwrap_or(SystemTime::UNIX_EPOCH);
-                let _ = tx.send((ent.into_path(), mtime));
-            }
-        }
-    });
-    drop(tx);
-    let mut found: Vec<(PathBuf, SystemTime)> = rx.into_iter().collect();
-    if ct.is_cancelled() {
-        return Err(Cancelled);
-    }
+    let mut found = collect(root, scope, glob, dirs, true, ct)?;
     let (one, many) = if dirs {
         ("directory", "directories")
     } else {
@@ -70,4 +43,47 @@ pub fn find(
         cap: MAX_RESULT_CHARS,
     };
     Ok(output::render_list(&entries, Page::default(), &style))
+}
+
+/// The files (`dirs`: the directories) below `root` matching `glob`, as walked (paths
+/// under the root's real path; [`Root::display`] shows them) with their modification
+/// times, in no particular order: for callers that order and show them their own way
+/// (the gemini-cli profile's `glob`). `respect_ignore_files` as in [`walk::run_with`].
+pub fn collect(
+    root: &Root,
+    scope: &Scope,
+    glob: &PathGlob,
+    dirs: bool,
+    respect_ignore_files: bool,
+    ct: &CancellationToken,
+) -> Result<Vec<(PathBuf, SystemTime)>, Cancelled> {
+    let (tx, rx) = std::sync::mpsc::channel::<(PathBuf, SystemTime)>();
+    walk::run_with(root, scope, ct, respect_ignore_files, || {
+        let tx = tx.clone();
+        move |ent: ignore::DirEntry| {
+            if ent.depth() == 0 {
+                return;
+            }
+            let is_dir = ent.file_type().is_some_and(|t| t.is_dir());
+            if is_dir != dirs {
+                return;
+            }
+            let path = ent.path();
+            let name = Path::new(ent.file_name());
+            if glob.is_match(name, || root.relative(path), || root.display(path)) {
+                let mtime = ent
+                    .metadata()
+                    .ok()
+                    .and_then(|m| m.modified().ok())
+                    .unwrap_or(SystemTime::UNIX_EPOCH);
+                let _ = tx.send((ent.into_path(), mtime));
+            }
+        }
+    });
+    drop(tx);
+    let found: Vec<(PathBuf, SystemTime)> = rx.into_iter().collect();
+    if ct.is_cancelled() {
+        return Err(Cancelled);
+    }
+    Ok(found)
 }

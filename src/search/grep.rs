@@ -57,6 +57,9 @@ pub struct Query {
     pub after: usize,
     pub line_numbers: bool,
     pub page: Page,
+    /// Apply `.gitignore`, `.ignore` and `.git/info/exclude` (false: Gemini CLI's
+    /// `no_ignore`).
+    pub respect_ignore: bool,
 }
 
 /// A matching file found by the walk.
@@ -168,7 +171,7 @@ fn find(
     ct: &CancellationToken,
 ) -> Vec<Hit> {
     let (tx, rx) = std::sync::mpsc::channel::<Hit>();
-    walk::run(root, scope, ct, || {
+    walk::run_with(root, scope, ct, query.respect_ignore, || {
         let tx = tx.clone();
         let mut searcher = searcher(query.multiline, 0, 0);
         move |ent: ignore::DirEntry| {
@@ -223,6 +226,180 @@ fn find(
     });
     drop(tx);
     rx.into_iter().collect()
+}
+
+/// One file's lines, as [`lines`] found them.
+#[derive(Debug, Clone)]
+pub struct FileLines {
+    /// As walked: [`Root::display`] shows it.
+    pub path: PathBuf,
+    /// Matching lines and their context, in file order.
+    pub lines: Vec<output::Line>,
+}
+
+/// How many matching lines [`lines`] gathers.
+#[derive(Debug, Clone, Copy)]
+pub struct LineLimits {
+    /// Across all files.
+    pub total: usize,
+    /// In any one file.
+    pub per_file: Option<usize>,
+}
+
+/// A structured content search, for profiles that lay results out their own way
+/// (gemini-cli's `grep_search`): the matching files in path order, each with its
+/// matching lines (within `limits`, counted across files in that order) and
+/// `query.before`/`query.after` lines of context. A line `exclude` matches is left out,
+/// matching or context, and does not count. `query.mode` and `query.page` are not used.
+/// Also returns whether more matching lines exist than `limits` let through.
+pub fn lines(
+    query: &Query,
+    root: &Root,
+    scope: &Scope,
+    max_file_size: u64,
+    limits: LineLimits,
+    exclude: Option<&regex::bytes::Regex>,
+    ct: &CancellationToken,
+) -> Result<(Vec<FileLines>, bool), Cancelled> {
+    let counting = Query {
+        mode: Mode::Content,
+        ..query.clone_plan()
+    };
+    let too_large = AtomicUsize::new(0);
+    let mut hits = find(&counting, root, scope, max_file_size, &too_large, ct);
+    if ct.is_cancelled() {
+        return Err(Cancelled);
+    }
+    hits.sort_by(|a, b| a.path.cmp(&b.path));
+    let mut searcher = searcher(query.multiline, query.before, query.after);
+    let mut out = Vec::new();
+    let mut left = limits.total;
+    let mut more = false;
+    for hit in hits {
+        if ct.is_cancelled() {
+            return Err(Cancelled);
+        }
+        if left == 0 {
+            more = true;
+            break;
+        }
+        let take = limits.per_file.map_or(left, |p| p.min(left));
+        let collector = LineCollector::new(
+            output::FilePlan { skip: 0, take },
+            query.before,
+            query.after,
+            // Lines are cut at 2000 characters; this only stops a runaway context.
+            usize::MAX / 2,
+        );
+        let mut sink = Filtered {
+            inner: Collect(collector),
+            exclude,
+        };
+        // A file that cannot be read any more shows nothing.
+        let _ = searcher.search_path(&query.matcher, &hit.path, &mut sink);
+        let lines = sink.inner.0.into_lines();
+        let kept = lines
+            .iter()
+            .filter(|l| l.kind == output::LineKind::Match)
+            .count();
+        if kept == 0 {
+            continue;
+        }
+        if exclude.is_none() && hit.count > kept && limits.per_file.is_none_or(|p| kept < p) {
+            more = true;
+        }
+        left -= kept.min(left);
+        out.push(FileLines {
+            path: hit.path,
+            lines,
+        });
+    }
+    Ok((out, more))
+}
+
+/// The files with a matching line, newest first (ties by path), as walked: Codex's
+/// `grep_files` (`rg --files-with-matches --sortr=modified`).
+pub fn files_by_mtime(
+    query: &Query,
+    root: &Root,
+    scope: &Scope,
+    max_file_size: u64,
+    ct: &CancellationToken,
+) -> Result<Vec<PathBuf>, Cancelled> {
+    let listing = Query {
+        mode: Mode::Files,
+        ..query.clone_plan()
+    };
+    let too_large = AtomicUsize::new(0);
+    let mut hits = find(&listing, root, scope, max_file_size, &too_large, ct);
+    if ct.is_cancelled() {
+        return Err(Cancelled);
+    }
+    hits.sort_by(|a, b| b.mtime.cmp(&a.mtime).then_with(|| a.path.cmp(&b.path)));
+    Ok(hits.into_iter().map(|h| h.path).collect())
+}
+
+impl Query {
+    /// A copy to change the mode of (the matcher is cheap to clone: it shares its
+    /// compiled regex).
+    fn clone_plan(&self) -> Query {
+        Query {
+            matcher: self.matcher.clone(),
+            pattern: self.pattern.clone(),
+            mode: self.mode,
+            include: self.include.clone(),
+            types: self.types.clone(),
+            multiline: self.multiline,
+            before: self.before,
+            after: self.after,
+            line_numbers: self.line_numbers,
+            page: self.page,
+            respect_ignore: self.respect_ignore,
+        }
+    }
+}
+
+/// Leaves out the lines `exclude` matches, before the collector sees them.
+struct Filtered<'a> {
+    inner: Collect,
+    exclude: Option<&'a regex::bytes::Regex>,
+}
+
+impl Sink for Filtered<'_> {
+    type Error = io::Error;
+    fn matched(&mut self, _: &Searcher, m: &SinkMatch<'_>) -> Result<bool, io::Error> {
+        let first = m.line_number().unwrap_or(0);
+        for (n, line) in (first..).zip(m.lines()) {
+            if self.excluded(line) {
+                continue;
+            }
+            if !self.inner.0.push(n, true, line) {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    fn context(&mut self, _: &Searcher, c: &SinkContext<'_>) -> Result<bool, io::Error> {
+        let first = c.line_number().unwrap_or(0);
+        for (n, line) in (first..).zip(LineIter::new(b'\n', c.bytes())) {
+            if self.excluded(line) {
+                continue;
+            }
+            if !self.inner.0.push(n, false, line) {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+}
+
+impl Filtered<'_> {
+    fn excluded(&self, line: &[u8]) -> bool {
+        let line = line.strip_suffix(b"\n").unwrap_or(line);
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        self.exclude.is_some_and(|r| r.is_match(line))
+    }
 }
 
 fn searcher(multiline: bool, before: usize, after: usize) -> Searcher {

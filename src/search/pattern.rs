@@ -21,6 +21,12 @@ pub struct PathGlob {
 impl PathGlob {
     /// Compiles `pattern`; the error is globset's own description.
     pub fn new(pattern: &str) -> Result<Self, String> {
+        PathGlob::with_case(pattern, false)
+    }
+
+    /// [`PathGlob::new`], matching letters regardless of case when `case_insensitive`
+    /// (Gemini CLI's `glob` by default).
+    pub fn with_case(pattern: &str, case_insensitive: bool) -> Result<Self, String> {
         let mut p = pattern.trim();
         while let Some(rest) = p.strip_prefix("./") {
             p = rest;
@@ -35,6 +41,7 @@ impl PathGlob {
             p = rest;
         }
         let matcher = GlobBuilder::new(p)
+            .case_insensitive(case_insensitive)
             .literal_separator(true)
             .backslash_escape(true)
             .build()

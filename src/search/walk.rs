@@ -78,13 +78,29 @@ impl Root {
 /// Walks `root` in parallel with every rule above, handing each entry found (the root
 /// included) to a visitor; `make` makes one visitor per walker thread. Stops early when
 /// `ct` is cancelled.
-pub fn run<'s, M, V>(root: &Root, scope: &Scope, ct: &'s CancellationToken, mut make: M)
+pub fn run<'s, M, V>(root: &Root, scope: &Scope, ct: &'s CancellationToken, make: M)
 where
     M: FnMut() -> V,
     V: FnMut(DirEntry) + Send + 's,
 {
+    run_with(root, scope, ct, true, make)
+}
+
+/// [`run`], with the ignore files (`.gitignore`, `.ignore`, `.git/info/exclude`) applied
+/// or not (`respect_ignore_files`: Gemini CLI's `no_ignore`, `respect_git_ignore`).
+/// `.git` and `node_modules`, the scope and the denied paths apply either way.
+pub fn run_with<'s, M, V>(
+    root: &Root,
+    scope: &Scope,
+    ct: &'s CancellationToken,
+    respect_ignore_files: bool,
+    mut make: M,
+) where
+    M: FnMut() -> V,
+    V: FnMut(DirEntry) + Send + 's,
+{
     let mut wb = WalkBuilder::new(&root.real);
-    wb.standard_filters(true)
+    wb.standard_filters(respect_ignore_files)
         .hidden(false)
         .git_global(false)
         .require_git(false)

@@ -168,8 +168,15 @@ impl serde::Serialize for Capability {
 /// The public tool contracts a case can be written in (`contract:`): `call:` steps by
 /// the contract's own tool names, run by every adapter that offers it. `claude-code`:
 /// Claude Code's tools (`Read`, `Edit`, `Bash`, …); `anthropic-text-editor`: Anthropic's
-/// text-editor tool (`str_replace_editor` with `command`).
-pub const CONTRACTS: &[&str] = &["claude-code", "anthropic-text-editor"];
+/// text-editor tool (`str_replace_editor` with `command`); `gemini-cli`: Gemini CLI's
+/// (`read_file`, `replace`, `run_shell_command`, …); `codex`: Codex's (`read_file`,
+/// `list_dir`, `grep_files`).
+pub const CONTRACTS: &[&str] = &[
+    "claude-code",
+    "anthropic-text-editor",
+    "gemini-cli",
+    "codex",
+];
 
 /// The tag of a case about how the server ends (stdin EOF, signals, what it leaves
 /// running): its teardown faults fail it on every server (`spec::findings`).

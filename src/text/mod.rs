@@ -2,6 +2,7 @@
 //! fuzzed on its own: view ranges, line scanning and truncation, line numbering.
 
 pub mod diff;
+pub mod indent_block;
 pub mod line_index;
 pub mod lines;
 pub mod notebook;
@@ -9,6 +10,7 @@ pub mod ranges;
 pub mod replace;
 pub mod sanitize;
 pub mod sentinel;
+pub mod snippet;
 pub mod truncate;
 
 /// The `file://` URI of an absolute path: every byte but the unreserved ones and `/`

@@ -300,7 +300,13 @@ pub fn rephrase(message: &str) -> String {
             .filter_map(|(re, to)| regex::Regex::new(re).ok().map(|r| (r, *to)))
             .collect()
     });
-    // Paths keep their words (`/src/view/a.rs`): set them aside while rewording.
+    reword_outside_paths(message, table)
+}
+
+/// Applies a profile's word table to a message, in order, leaving paths as they are
+/// (`/src/view/a.rs` keeps its `view`). Shared by the profiles that reword errors.
+pub fn reword_outside_paths(message: &str, table: &[(regex::Regex, &'static str)]) -> String {
+    // Paths keep their words: set them aside while rewording.
     static PATH: std::sync::OnceLock<Option<regex::Regex>> = std::sync::OnceLock::new();
     let mut paths = Vec::new();
     let mut out = match PATH.get_or_init(|| regex::Regex::new(r"\S*/\S*").ok()) {

@@ -148,6 +148,79 @@ pub fn edit_file(
     dry_run: bool,
 ) -> ToolResult<CallToolResult> {
     let n = changes.len();
+    let change = change_file(ctx, path, changes, list, !dry_run, &|_| Ok(()))?;
+    let Change {
+        before: content,
+        after: new_content,
+        steps: done,
+        ..
+    } = change;
+    if dry_run {
+        let diff = diff_text(ctx, path, Some(&content), &new_content);
+        return Ok(text_result(format!(
+            "Dry run: nothing was written. {} would change {} as follows:\n{diff}",
+            if n == 1 { "The edit" } else { "The edits" },
+            path.shown.display()
+        )));
+    }
+    let result = if list {
+        let diff = diff_text(ctx, path, Some(&content), &new_content);
+        let crlf: Vec<String> = done
+            .iter()
+            .enumerate()
+            .filter(|(_, d)| d.crlf)
+            .map(|(i, _)| (i + 1).to_string())
+            .collect();
+        let crlf = if crlf.is_empty() {
+            String::new()
+        } else {
+            format!(
+                " (edit {} matched with the file's CRLF line endings)",
+                crlf.join(", ")
+            )
+        };
+        format!(
+            "Edited {}: applied {n} edit{}{crlf}.\n{diff}",
+            path.shown.display(),
+            if n == 1 { "" } else { "s" }
+        )
+    } else {
+        single_result(
+            ctx,
+            path,
+            &done[0],
+            &content,
+            &new_content,
+            changes[0].replace_all.unwrap_or(false),
+        )
+    };
+    ctx.ws.record_write(&path.real, Some(content), &new_content);
+    Ok(text_result(result))
+}
+
+/// What an edit did to a file: its bytes before and after, and each edit's record. The
+/// file's edit lock is held until it is dropped, so the caller records the write (the
+/// undo step, the new view record) before anyone else edits the file.
+pub struct Change<'a> {
+    pub before: Vec<u8>,
+    pub after: Vec<u8>,
+    pub steps: Vec<replace::Replaced>,
+    _lock: std::sync::MutexGuard<'a, ()>,
+}
+
+/// The checks of an edit (empty or identical strings, scope, size, view-before-edit,
+/// matching), then `check` on the applied result (another profile's own rule, such as a
+/// replacement count), then — when `write` — the atomic write. Nothing is recorded in
+/// the workspace: the caller does that (`ctx.ws.record_write`) with what it got.
+pub fn change_file<'a>(
+    ctx: &'a Ctx,
+    path: &ScopedPath,
+    changes: &[EditSpec],
+    list: bool,
+    write: bool,
+    check: &dyn Fn(&replace::Applied) -> ToolResult<()>,
+) -> ToolResult<Change<'a>> {
+    let n = changes.len();
     if n == 0 {
         return Err(ToolError::invalid(
             "edits is empty; give at least one {old_str, new_str} edit",
@@ -183,7 +256,7 @@ pub fn edit_file(
         })
         .collect();
 
-    let _edit = ctx.shared.edit_locks.lock(&path.real);
+    let lock = ctx.shared.edit_locks.lock(&path.real);
     let (content, meta) = read_for_edit(ctx, path, "edit")?;
     let applied = replace::apply_edits(&content, &edits).map_err(|f| {
         let against = f.against.as_deref().unwrap_or(&content);
@@ -208,52 +281,16 @@ pub fn edit_file(
             ),
         )
     })?;
-
-    if dry_run {
-        let diff = diff_text(ctx, path, Some(&content), &applied.content);
-        return Ok(text_result(format!(
-            "Dry run: nothing was written. {} would change {} as follows:\n{diff}",
-            if n == 1 { "The edit" } else { "The edits" },
-            path.shown.display()
-        )));
+    check(&applied)?;
+    if write {
+        fsutil::atomic_write_over(&path.real, &path.shown, &applied.content, Some(&meta))?;
     }
-
-    fsutil::atomic_write_over(&path.real, &path.shown, &applied.content, Some(&meta))?;
-    let done = &applied.steps;
-    let new_content = applied.content;
-    let result = if list {
-        let diff = diff_text(ctx, path, Some(&content), &new_content);
-        let crlf: Vec<String> = done
-            .iter()
-            .enumerate()
-            .filter(|(_, d)| d.crlf)
-            .map(|(i, _)| (i + 1).to_string())
-            .collect();
-        let crlf = if crlf.is_empty() {
-            String::new()
-        } else {
-            format!(
-                " (edit {} matched with the file's CRLF line endings)",
-                crlf.join(", ")
-            )
-        };
-        format!(
-            "Edited {}: applied {n} edit{}{crlf}.\n{diff}",
-            path.shown.display(),
-            if n == 1 { "" } else { "s" }
-        )
-    } else {
-        single_result(
-            ctx,
-            path,
-            &done[0],
-            &content,
-            &new_content,
-            edits[0].replace_all,
-        )
-    };
-    ctx.ws.record_write(&path.real, Some(content), &new_content);
-    Ok(text_result(result))
+    Ok(Change {
+        before: content,
+        after: applied.content,
+        steps: applied.steps,
+        _lock: lock,
+    })
 }
 
 /// The result of one successful replacement: the count for replace_all, else the line

@@ -288,13 +288,14 @@ fn validate(args: GrepArgs) -> ToolResult<(Query, Option<String>)> {
             head_limit: args.head_limit.unwrap_or(0),
         },
         pattern: args.pattern,
+        respect_ignore: true,
     };
     Ok((query, args.path))
 }
 
 /// The matcher as ripgrep builds it: `^`/`$` at line boundaries, no match across a line
 /// end unless multiline (then `.` matches `\n` too, seed 002 decision 9).
-fn build_matcher(
+pub(super) fn build_matcher(
     pattern: &str,
     case_insensitive: bool,
     multiline: bool,

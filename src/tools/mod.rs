@@ -6,9 +6,11 @@
 
 pub mod bash;
 pub mod claude_code;
+pub mod codex;
 pub mod create;
 pub mod edit;
 pub mod editor;
+pub mod gemini_cli;
 pub mod glob;
 pub mod grep;
 pub mod insert;
@@ -59,10 +61,17 @@ impl Shared {
         let scope = Scope::new(config.allow_dirs.clone(), config.deny_patterns.clone())?
             .with_read_only(spill.path().to_path_buf());
         let tools = catalogue(&config);
+        let family = config.tool_profile.family();
         let can_view = tools.iter().any(|t| {
             matches!(
-                ToolName::parse(&t.name),
-                Some(ToolName::View | ToolName::StrReplaceEditor | ToolName::CcRead)
+                ToolName::parse_in(family, &t.name),
+                Some(
+                    ToolName::View
+                        | ToolName::StrReplaceEditor
+                        | ToolName::CcRead
+                        | ToolName::GmReadFile
+                        | ToolName::CxReadFile
+                )
             )
         });
         let require_view = match config.require_view_before_edit {
@@ -140,8 +149,19 @@ impl Ctx {
 
 /// The tools to register, by name, sorted as `tools/list` shows them.
 fn catalogue(config: &Config) -> Vec<Tool> {
-    if config.tool_profile == ToolProfile::ClaudeCode {
-        return claude_code_catalogue(config);
+    match config.tool_profile {
+        ToolProfile::ClaudeCode => return claude_code_catalogue(config),
+        ToolProfile::GeminiCli => {
+            let mut tools = gemini_cli::tools();
+            keep_enabled(config, Some(ToolName::GmShell), &mut tools);
+            return tools;
+        }
+        ToolProfile::Codex => {
+            let mut tools = codex::tools();
+            keep_enabled(config, None, &mut tools);
+            return tools;
+        }
+        ToolProfile::Default | ToolProfile::AnthropicCompat => {}
     }
     let mut tools = if config.anthropic_compat {
         vec![editor::tool()]
@@ -164,16 +184,17 @@ fn catalogue(config: &Config) -> Vec<Tool> {
         grep::tool(config.anthropic_compat),
         glob::tool(config.anthropic_compat),
     ]);
-    keep_enabled(config, ToolName::Bash, &mut tools);
+    keep_enabled(config, Some(ToolName::Bash), &mut tools);
     tools
 }
 
 /// Drops the tools `--disable-tools` names, and the task tools when the shell is off
 /// (they only make sense next to it); sorts the rest by name and marks those whose calls
 /// may become MCP tasks.
-fn keep_enabled(config: &Config, shell: ToolName, tools: &mut Vec<Tool>) {
-    let shell_enabled = config.tool_enabled(shell);
-    tools.retain(|t| match ToolName::parse(&t.name) {
+fn keep_enabled(config: &Config, shell: Option<ToolName>, tools: &mut Vec<Tool>) {
+    let shell_enabled = shell.is_some_and(|s| config.tool_enabled(s));
+    let family = config.tool_profile.family();
+    tools.retain(|t| match ToolName::parse_in(family, &t.name) {
         Some(name) => config.tool_enabled(name) && (shell_enabled || !name.is_task_tool()),
         None => true,
     });
@@ -188,7 +209,7 @@ fn mark_task_tools(config: &Config, tools: &mut [Tool]) {
         // task (for clients that declare the extension), in the `_meta` of each.
         for tool in tools.iter_mut() {
             let args = JsonObject::new();
-            if may_become_task(config.bash_profile, &tool.name, &args) {
+            if may_become_task(config, &tool.name, &args) {
                 let mut meta = rmcp::model::MetaObject::default();
                 meta.0.insert(
                     TASK_SUPPORT_META_KEY.into(),
@@ -207,10 +228,11 @@ pub const TASK_SUPPORT_META_KEY: &str = "boris/taskSupport";
 /// which can run for minutes; not edits or views, which are quick and whose effect the
 /// agent should see at once. A `run_in_background` call already answers at once (the pipe
 /// profile's bash has no background).
-pub fn may_become_task(profile: BashProfile, tool: &str, args: &JsonObject) -> bool {
-    let Some(tool) = ToolName::parse(tool) else {
+pub fn may_become_task(config: &Config, tool: &str, args: &JsonObject) -> bool {
+    let Some(tool) = ToolName::parse_in(config.tool_profile.family(), tool) else {
         return false;
     };
+    let profile = config.bash_profile;
     match tool.task_support() {
         TaskSupport::Never => false,
         TaskSupport::Always => true,
@@ -224,17 +246,16 @@ pub fn may_become_task(profile: BashProfile, tool: &str, args: &JsonObject) -> b
 /// What `tool` (a Boris tool) is named in this server's profile, for notices that tell
 /// the model which tool to call next.
 pub fn tool_name(config: &Config, tool: ToolName) -> &'static str {
-    match tool.claude_code_twin() {
-        Some(twin) if config.tool_profile == ToolProfile::ClaudeCode => twin.as_str(),
-        _ => tool.as_str(),
-    }
+    tool.twin_in(config.tool_profile.family())
+        .unwrap_or(tool)
+        .as_str()
 }
 
 /// The claude-code profile's tools, by the same rules: `--disable-tools` (by either name,
 /// `Read` or `view`), the task tools only beside Bash, sorted by name.
 fn claude_code_catalogue(config: &Config) -> Vec<Tool> {
     let mut tools = claude_code::tools();
-    keep_enabled(config, ToolName::CcBash, &mut tools);
+    keep_enabled(config, Some(ToolName::CcBash), &mut tools);
     tools
 }
 
@@ -280,7 +301,7 @@ pub async fn dispatch(
     if !ctx.shared.tools.iter().any(|t| t.name == name) {
         return None;
     }
-    let tool = ToolName::parse(name)?;
+    let tool = ToolName::parse_in(ctx.shared.config.tool_profile.family(), name)?;
     // The call stops on its own cancellation or on server shutdown, whichever comes
     // first.
     let request_ct = std::mem::replace(&mut call.ct, crate::exec::shutdown_token().child_token());
@@ -317,6 +338,13 @@ pub async fn dispatch(
             guarded(name, async {
                 let args = parse(name, args)?;
                 bash::run(ctx, args, &call).await
+            })
+            .await
+        }
+        ToolName::GmShell => {
+            guarded(name, async {
+                let args = parse(name, args)?;
+                gemini_cli::in_gemini_words(gemini_cli::shell::run(ctx, args, &call).await)
             })
             .await
         }
@@ -380,9 +408,40 @@ fn dispatch_blocking(
         ToolName::CcNotebookEdit => claude_code::in_claude_code_words(
             parse(name, args).and_then(|a| claude_code::notebook_edit(ctx, a)),
         ),
+        ToolName::GmReadFile => gemini_cli::in_gemini_words(
+            parse(name, args).and_then(|a| gemini_cli::files::read_file(ctx, a)),
+        ),
+        ToolName::GmReadManyFiles => gemini_cli::in_gemini_words(
+            parse(name, args).and_then(|a| gemini_cli::files::read_many_files(ctx, a, ct)),
+        ),
+        ToolName::GmListDirectory => gemini_cli::in_gemini_words(
+            parse(name, args).and_then(|a| gemini_cli::files::list_directory(ctx, a)),
+        ),
+        ToolName::GmWriteFile => gemini_cli::in_gemini_words(
+            parse(name, args).and_then(|a| gemini_cli::files::write_file(ctx, a)),
+        ),
+        ToolName::GmReplace => gemini_cli::in_gemini_words(
+            parse(name, args).and_then(|a| gemini_cli::files::replace(ctx, a)),
+        ),
+        ToolName::GmGlob => gemini_cli::in_gemini_words(
+            parse(name, args).and_then(|a| gemini_cli::search::glob(ctx, a, ct)),
+        ),
+        ToolName::GmGrep => gemini_cli::in_gemini_words(
+            parse(name, args).and_then(|a| gemini_cli::search::grep_search(ctx, a, ct)),
+        ),
+        ToolName::CxReadFile => {
+            codex::in_codex_words(parse(name, args).and_then(|a| codex::read_file(ctx, a)))
+        }
+        ToolName::CxListDir => {
+            codex::in_codex_words(parse(name, args).and_then(|a| codex::list_dir(ctx, a)))
+        }
+        ToolName::CxGrepFiles => {
+            codex::in_codex_words(parse(name, args).and_then(|a| codex::grep_files(ctx, a, ct)))
+        }
         // The async tools are dispatched before this is reached.
         ToolName::Bash
         | ToolName::CcBash
+        | ToolName::GmShell
         | ToolName::TaskOutput
         | ToolName::CcTaskOutput
         | ToolName::TaskStop
@@ -451,8 +510,26 @@ mod tests {
 
     #[test]
     fn which_calls_may_become_tasks() {
+        use clap::Parser as _;
         use serde_json::json;
-        let b = BashProfile::Boris;
+        let config = |profile: &str, bash: &str| {
+            crate::config::Cli::parse_from([
+                "boris",
+                "--tool-profile",
+                profile,
+                "--bash-profile",
+                bash,
+                "--workdir",
+                env!("CARGO_MANIFEST_DIR"),
+            ])
+            .into_config(|_| None)
+            .expect("a valid configuration")
+        };
+        let b = &config("default", "boris");
+        let pipe = &config("default", "pipe");
+        let cc = &config("claude-code", "boris");
+        let gm = &config("gemini-cli", "boris");
+        let cx = &config("codex", "boris");
         assert!(may_become_task(b, "bash", &obj(json!({"command": "make"}))));
         assert!(!may_become_task(
             b,
@@ -460,27 +537,42 @@ mod tests {
             &obj(json!({"command": "make", "run_in_background": true}))
         ));
         assert!(may_become_task(
-            BashProfile::Pipe,
+            pipe,
             "bash",
             &obj(json!({"command": "make", "run_in_background": true}))
         ));
         assert!(may_become_task(b, "grep", &obj(json!({"pattern": "x"}))));
-        assert!(may_become_task(b, "Grep", &obj(json!({"pattern": "x"}))));
+        assert!(may_become_task(cc, "Grep", &obj(json!({"pattern": "x"}))));
         assert!(!may_become_task(
-            b,
+            cc,
             "Bash",
             &obj(json!({"command": "make", "run_in_background": true}))
         ));
+        // A name belongs to its profile: Claude Code's Grep is not a default-profile tool.
+        assert!(!may_become_task(b, "Grep", &obj(json!({"pattern": "x"}))));
+        assert!(may_become_task(
+            gm,
+            "run_shell_command",
+            &obj(json!({"command": "make"}))
+        ));
+        assert!(may_become_task(
+            gm,
+            "grep_search",
+            &obj(json!({"pattern": "x"}))
+        ));
+        assert!(may_become_task(
+            cx,
+            "grep_files",
+            &obj(json!({"pattern": "x"}))
+        ));
+        assert!(!may_become_task(gm, "glob", &obj(json!({"pattern": "x"}))));
         assert!(!may_become_task(b, "frobnicate", &obj(json!({}))));
-        for quick in [
-            "view",
-            "str_replace",
-            "create_file",
-            "glob",
-            "task_output",
-            "Read",
-        ] {
+        for quick in ["view", "str_replace", "create_file", "glob", "task_output"] {
             assert!(!may_become_task(b, quick, &obj(json!({}))), "{quick}");
+        }
+        assert!(!may_become_task(cc, "Read", &obj(json!({}))));
+        for quick in ["read_file", "replace", "write_file", "list_directory"] {
+            assert!(!may_become_task(gm, quick, &obj(json!({}))), "{quick}");
         }
     }
 

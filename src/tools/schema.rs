@@ -278,6 +278,8 @@ mod tests {
         ]
         .into_iter()
         .chain(claude_code::tools())
+        .chain(super::super::gemini_cli::tools())
+        .chain(super::super::codex::tools())
         {
             walk(
                 &serde_json::Value::Object((*tool.input_schema).clone()),

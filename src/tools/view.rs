@@ -54,6 +54,23 @@ const MAX_RESERVED_BYTES: u64 = 2 << 20;
 const SNIFF_BYTES: usize = 8192;
 
 pub fn run(ctx: &Ctx, args: ViewArgs, svg_as_image: bool) -> ToolResult<CallToolResult> {
+    run_with(ctx, args, svg_as_image, lines::format_line)
+}
+
+/// How one shown line is written: its number, the kept bytes (without the line break)
+/// and the line's length in characters. `view`'s is `lines::format_line` (`cat -n`);
+/// other profiles show lines their own way (Gemini CLI's `read_file` plain, Codex's
+/// `L12: text`).
+pub type LineFormat = fn(&mut String, usize, &[u8], usize);
+
+/// `view` with another line format: every rule of `view` (scope, size, images, binary
+/// files, the 2000-line cap and its notice, view-before-edit records) holds.
+pub fn run_with(
+    ctx: &Ctx,
+    args: ViewArgs,
+    svg_as_image: bool,
+    format_line: LineFormat,
+) -> ToolResult<CallToolResult> {
     let request =
         ranges::parse_view_range(args.view_range.as_deref()).map_err(ToolError::invalid)?;
     let path = ctx.resolve_read(&args.path)?;
@@ -228,7 +245,7 @@ pub fn run(ctx: &Ctx, args: ViewArgs, svg_as_image: bool) -> ToolResult<CallTool
         &mut reader,
         from,
         |n| n >= request.start && n <= last_kept,
-        |n, kept, chars| lines::format_line(&mut body, n, kept, chars),
+        |n, kept, chars| format_line(&mut body, n, kept, chars),
     )
     .map_err(io_err)?;
     let total_lines = if complete {
@@ -298,6 +315,49 @@ pub fn run(ctx: &Ctx, args: ViewArgs, svg_as_image: bool) -> ToolResult<CallTool
         ));
     }
     Ok(text_result(body))
+}
+
+/// The closing notice of a view cut at its line cap (`[Showing lines 1-2000 of 2500. To
+/// see more, view with view_range [2001, 2500].]`), which other profiles reword in
+/// their parameters' names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MoreNotice {
+    pub start: u64,
+    pub end: u64,
+    pub total: u64,
+    /// The range the notice asks for next.
+    pub next: u64,
+    pub next_end: u64,
+}
+
+/// Splits a view's text into what it shows and its closing notice, if it has one. Only
+/// the notice `view` appends is taken (the same words inside the file are the file's:
+/// they are numbered, or not last).
+pub fn split_more_notice(text: &str) -> (&str, Option<MoreNotice>) {
+    static NOTICE: std::sync::OnceLock<Option<regex::Regex>> = std::sync::OnceLock::new();
+    let Some(re) = NOTICE.get_or_init(|| {
+        regex::Regex::new(
+            r"\n\[Showing lines (\d+)-(\d+) of (\d+)\. To see more, view with view_range \[(\d+), (\d+)\]\.\]\n\z",
+        )
+        .ok()
+    }) else {
+        return (text, None);
+    };
+    let Some(c) = re.captures(text) else {
+        return (text, None);
+    };
+    let num = |i: usize| c[i].parse::<u64>().unwrap_or(0);
+    let at = c.get(0).map_or(text.len(), |m| m.start());
+    (
+        &text[..at],
+        Some(MoreNotice {
+            start: num(1),
+            end: num(2),
+            total: num(3),
+            next: num(4),
+            next_end: num(5),
+        }),
+    )
 }
 
 /// Fills the reader's buffer with up to [`SNIFF_BYTES`] bytes without consuming them.
@@ -408,6 +468,29 @@ fn io_reason(e: &std::io::Error) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_more_notice_splits_off() {
+        let body = "     1\ta\n";
+        let text = format!(
+            "{body}\n[Showing lines 1-2000 of 2500. To see more, view with view_range [2001, 2500].]\n"
+        );
+        let (shown, notice) = split_more_notice(&text);
+        assert_eq!(shown, body);
+        assert_eq!(
+            notice,
+            Some(MoreNotice {
+                start: 1,
+                end: 2000,
+                total: 2500,
+                next: 2001,
+                next_end: 2500
+            })
+        );
+        let inside =
+            "     1\t[Showing lines 1-2 of 3. To see more, view with view_range [3, 3].]\n";
+        assert_eq!(split_more_notice(inside), (inside, None));
+    }
 
     #[test]
     fn magic_bytes() {

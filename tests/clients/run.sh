@@ -5,6 +5,8 @@
 #   - TypeScript @modelcontextprotocol/sdk client (StdioClientTransport, StreamableHTTPClientTransport)
 #   - a model-facing client with Claude Code's tool contract (cc_client.mjs, same SDK + Ajv) against
 #     `boris --tool-profile claude-code`: Claude Code's exact argument objects, schema-validated
+#   - the same for Gemini CLI's contract (gemini_client.mjs, `--tool-profile gemini-cli`) and
+#     Codex's read/list/search tools (codex_client.mjs, `--tool-profile codex`)
 #   - TypeScript @modelcontextprotocol/client 2.x + @modelcontextprotocol/ext-tasks: MCP tasks
 #     (io.modelcontextprotocol/tasks, 2026-07-28 era) - a long call becomes a task, polled, cancelled
 #   - MCP Inspector CLI (@modelcontextprotocol/inspector --cli), on Node >= 22 from PyPI
@@ -66,7 +68,8 @@ if [ "$(cat "$NPMDIR/.stamp" 2>/dev/null)" != "$NPM_STAMP" ]; then
   echo "$NPM_STAMP" > "$NPMDIR/.stamp"
 fi
 # ESM imports resolve from the script's own directory, so the TS clients run from beside node_modules.
-cp "$HERE/ts_client.mjs" "$HERE/tasks_client.mjs" "$HERE/cc_client.mjs" "$NPMDIR/"
+cp "$HERE/ts_client.mjs" "$HERE/tasks_client.mjs" "$HERE/cc_client.mjs" "$HERE/gemini_client.mjs" \
+  "$HERE/codex_client.mjs" "$NPMDIR/"
 INSPECTOR="$NPMDIR/node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js"
 CONFORMANCE="$NPMDIR/node_modules/@modelcontextprotocol/conformance/dist/index.js"
 T_SETUP=$(date +%s)
@@ -168,6 +171,18 @@ if start_http "$wd" --tool-profile claude-code; then
   run_client "cc-client http" 150 "$NODE" "$NPMDIR/cc_client.mjs" http "$URL" "$wd"
   stop_http
 else FAIL=$((FAIL + 1)); fi
+
+# ---- Gemini CLI's and Codex's tool contracts (--tool-profile gemini-cli / codex, about 3 s each) ----
+for profile in gemini codex; do
+  flag=$([ "$profile" = gemini ] && echo gemini-cli || echo codex)
+  wd=$(fresh_workdir "$profile-stdio")
+  run_client "$profile-client stdio" 150 "$NODE" "$NPMDIR/${profile}_client.mjs" stdio "$BORIS" "$wd"
+  wd=$(fresh_workdir "$profile-http")
+  if start_http "$wd" --tool-profile "$flag"; then
+    run_client "$profile-client http" 150 "$NODE" "$NPMDIR/${profile}_client.mjs" http "$URL" "$wd"
+    stop_http
+  else FAIL=$((FAIL + 1)); fi
+done
 
 # ---- TypeScript SDK 2.x + ext-tasks: MCP tasks (about 4 s per transport) -----------------
 wd=$(fresh_workdir tasks-stdio)

@@ -1,0 +1,234 @@
+// A model-facing client with Codex's read, list and search tools, against `boris
+// --tool-profile codex` (issue 19 §4). exec_command, write_stdin and apply_patch join the
+// profile (and this client) when their engines land.
+//
+// The argument objects are those openai/codex's handler tests hold the tools to
+// (codex-rs/core/src/tools/handlers/read_file.rs, list_dir_tests.rs, grep_files_tests.rs):
+// read_file {file_path (absolute), offset, limit} and {mode: "indentation", offset,
+// indentation: {anchor_line, max_levels, include_siblings, include_header}}, list_dir
+// {dir_path, offset, limit, depth}, grep_files {pattern, include, path, limit}. Each is
+// validated against the tool's inputSchema from tools/list with Ajv (draft 2020-12) and
+// sent unchanged; answers are read as Codex reads a function output (the text).
+//
+// usage: node codex_client.mjs (stdio BORIS_BIN | http URL) WORKDIR
+import fs from "node:fs";
+import path from "node:path";
+import Ajv2020 from "ajv/dist/2020.js";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+
+const [kind, target, workdirArg] = process.argv.slice(2);
+const W = path.resolve(workdirArg);
+const P = (rel) => path.join(W, rel);
+const label = `codex-client ${kind}:`;
+const EXPECTED = ["grep_files", "list_dir", "read_file"];
+const CALL_TIMEOUT = 20000;
+let failures = 0;
+
+setTimeout(() => {
+  console.log(`not ok ${label} session - overall timeout (60 s)`);
+  process.exit(1);
+}, 60000).unref();
+
+function report(name, ok, why = "") {
+  if (ok) console.log(`ok ${label} ${name}`);
+  else {
+    failures++;
+    console.log(`not ok ${label} ${name} - ${String(why).replace(/\n/g, "\\n").slice(0, 400)}`);
+  }
+}
+
+async function check(name, fn) {
+  try {
+    const [ok, why] = await fn();
+    report(name, ok, why);
+  } catch (e) {
+    report(name, false, `${e && e.name}: ${e && e.message}`);
+  }
+}
+
+const write = (rel, data, mtimeSecs) => {
+  fs.mkdirSync(path.dirname(P(rel)), { recursive: true });
+  fs.writeFileSync(P(rel), data);
+  if (mtimeSecs) fs.utimesSync(P(rel), mtimeSecs, mtimeSecs);
+};
+write("notes.txt", "alpha\nbeta\r\ngamma\n");
+write(
+  "src/runner.cpp",
+  "class Runner {\npublic:\n    // Run the code\n    int run() const {\n        switch (mode_) {\n" +
+    "            case Mode::Fast:\n                return fast();\n            default:\n" +
+    "                return slow();\n        }\n    }\n};\n",
+  1000000100,
+);
+write("src/deep/inner.rs", "fn target() {}\n", 1000000300);
+write("src/old.rs", "// target\n", 1000000200);
+write("README.md", "target docs\n", 1000000000);
+
+const A = {
+  readWhole: ["read_file", { file_path: P("notes.txt") }],
+  readSlice: ["read_file", { file_path: P("notes.txt"), offset: 2, limit: 2 }],
+  readBlock: [
+    "read_file",
+    { file_path: P("src/runner.cpp"), offset: 7, mode: "indentation", indentation: { anchor_line: 7, max_levels: 3, include_siblings: false, include_header: true } },
+  ],
+  listTwo: ["list_dir", { dir_path: W, offset: 1, limit: 25, depth: 2 }],
+  listPage: ["list_dir", { dir_path: W, offset: 2, limit: 1, depth: 1 }],
+  grep: ["grep_files", { pattern: "target", path: W, limit: 10 }],
+  grepInclude: ["grep_files", { pattern: "target", include: "*.rs", path: P("src") }],
+};
+
+const WRONG = {
+  "read_file {path}": ["read_file", { path: P("notes.txt") }],
+  "read_file {offset: 0}": ["read_file", { file_path: P("notes.txt"), offset: 0 }],
+  'read_file {mode: "outline"}': ["read_file", { file_path: P("notes.txt"), mode: "outline" }],
+  "read_file {indentation: {anchor: 3}}": ["read_file", { file_path: P("notes.txt"), mode: "indentation", indentation: { anchor: 3 } }],
+  "list_dir {path}": ["list_dir", { path: W }],
+  "list_dir {depth: 0}": ["list_dir", { dir_path: W, depth: 0 }],
+  "grep_files {query}": ["grep_files", { query: "x" }],
+  'grep_files {limit: "5"}': ["grep_files", { pattern: "x", limit: "5" }],
+};
+
+const client = new Client({ name: "boris-ci-codex", version: "1.0.0" });
+const transport =
+  kind === "stdio"
+    ? new StdioClientTransport({
+        command: target,
+        args: ["--transport", "stdio", "--tool-profile", "codex", "--workdir", W],
+        stderr: "inherit",
+      })
+    : new StreamableHTTPClientTransport(new URL(target));
+
+try {
+  await client.connect(transport, { timeout: CALL_TIMEOUT });
+  report("connect", true);
+} catch (e) {
+  report("connect", false, `${e && e.message}`);
+  process.exit(1);
+}
+
+let tools = [];
+const validators = {};
+const ajv = new Ajv2020({ strict: false, allErrors: true });
+
+await check("tools/list is exactly Codex's read, list and search tools", async () => {
+  tools = (await client.listTools(undefined, { timeout: CALL_TIMEOUT })).tools;
+  const names = tools.map((t) => t.name).sort();
+  return [JSON.stringify(names) === JSON.stringify(EXPECTED), `tools ${names}`];
+});
+
+await check("every inputSchema compiles (JSON Schema 2020-12), holds no $ref, all read-only", async () => {
+  const bad = [];
+  for (const t of tools) {
+    if (JSON.stringify(t.inputSchema).includes('"$ref"')) bad.push(`${t.name}: $ref`);
+    if (!(t.annotations && t.annotations.readOnlyHint === true)) bad.push(`${t.name}: not read-only`);
+    try {
+      validators[t.name] = ajv.compile(t.inputSchema);
+    } catch (e) {
+      bad.push(`${t.name}: ${e.message}`);
+    }
+  }
+  return [bad.length === 0 && tools.length > 0, bad.join("; ")];
+});
+
+await check("the schemas accept every Codex argument object unchanged", async () => {
+  const bad = [];
+  for (const [key, [tool, args]] of Object.entries(A)) {
+    const v = validators[tool];
+    if (!v) bad.push(`${key}: no tool ${tool}`);
+    else if (!v(args)) bad.push(`${key}: ${ajv.errorsText(v.errors)}`);
+  }
+  return [bad.length === 0, bad.join("; ")];
+});
+
+await check("the schemas reject the wrong shapes", async () => {
+  const accepted = Object.entries(WRONG)
+    .filter(([, [tool, args]]) => !validators[tool] || validators[tool](args))
+    .map(([key]) => key);
+  return [accepted.length === 0, `accepted: ${accepted.join(", ")}`];
+});
+
+const textOf = (r) => (r.content || []).map((c) => c.text || "").join("");
+async function call(tool, args) {
+  const v = validators[tool];
+  if (v && !v(args)) throw new Error(`${tool} ${JSON.stringify(args)} fails its own schema: ${ajv.errorsText(v.errors)}`);
+  return client.callTool({ name: tool, arguments: args }, undefined, { timeout: CALL_TIMEOUT });
+}
+const run = (key) => call(A[key][0], A[key][1]);
+
+await check("the server answers every wrong shape with an isError result", async () => {
+  const bad = [];
+  for (const [key, [tool, args]] of Object.entries(WRONG)) {
+    try {
+      const r = await client.callTool({ name: tool, arguments: args }, undefined, { timeout: CALL_TIMEOUT });
+      if (r.isError !== true || !textOf(r)) bad.push(`${key}: isError=${r.isError} ${textOf(r)}`);
+    } catch (e) {
+      bad.push(`${key}: JSON-RPC error ${e.message}`);
+    }
+  }
+  return [bad.length === 0, bad.join("; ")];
+});
+
+await check("read_file {file_path}: 'L<n>: text' lines, CRLF trimmed", async () => {
+  const r = await run("readWhole");
+  return [!r.isError && textOf(r) === "L1: alpha\nL2: beta\nL3: gamma", JSON.stringify(textOf(r))];
+});
+
+await check("read_file {offset: 2, limit: 2}: those lines", async () => {
+  const r = await run("readSlice");
+  return [!r.isError && textOf(r) === "L2: beta\nL3: gamma", JSON.stringify(textOf(r))];
+});
+
+await check("read_file {mode: indentation}: the enclosing block with its header comment", async () => {
+  const r = await run("readBlock");
+  const want = [
+    "L3:     // Run the code",
+    "L4:     int run() const {",
+    "L5:         switch (mode_) {",
+    "L6:             case Mode::Fast:",
+    "L7:                 return fast();",
+    "L8:             default:",
+    "L9:                 return slow();",
+    "L10:         }",
+    "L11:     }",
+  ].join("\n");
+  return [!r.isError && textOf(r) === want, JSON.stringify(textOf(r))];
+});
+
+await check("list_dir {dir_path, depth: 2}: 'Absolute path:' then the tree, sorted by path", async () => {
+  const r = await run("listTwo");
+  // hello.txt: run.sh's fresh workdir has it.
+  const want = [`Absolute path: ${W}`, "README.md", "hello.txt", "notes.txt", "src/", "  deep/", "  old.rs", "  runner.cpp"].join("\n");
+  return [!r.isError && textOf(r) === want, JSON.stringify(textOf(r))];
+});
+
+await check("list_dir {offset: 2, limit: 1, depth: 1}: one entry and 'More than'", async () => {
+  const r = await run("listPage");
+  return [!r.isError && textOf(r) === `Absolute path: ${W}\nhello.txt\nMore than 1 entries found`, JSON.stringify(textOf(r))];
+});
+
+await check("grep_files {pattern, path, limit}: matching files, newest first", async () => {
+  const r = await run("grep");
+  const want = [P("src/deep/inner.rs"), P("src/old.rs"), P("README.md")].join("\n");
+  return [!r.isError && textOf(r) === want, JSON.stringify(textOf(r))];
+});
+
+await check('grep_files {include: "*.rs"}: only Rust files', async () => {
+  const r = await run("grepInclude");
+  const want = [P("src/deep/inner.rs"), P("src/old.rs")].join("\n");
+  return [!r.isError && textOf(r) === want, JSON.stringify(textOf(r))];
+});
+
+if (kind === "http") {
+  await check("terminateSession (DELETE)", async () => {
+    await transport.terminateSession();
+    return [true, ""];
+  });
+}
+
+try {
+  await Promise.race([client.close(), new Promise((_, rej) => setTimeout(() => rej(new Error("close timed out")), 10000))]);
+} catch (e) {
+  report("close", false, e.message);
+}
+process.exit(failures ? 1 : 0);
