@@ -15,7 +15,7 @@ TITLES = {
     "boris-anthropic-compat": "boris `--anthropic-compat`",
     "boris-pipe": "boris `--bash-profile pipe`",
 }
-OTHER = "(other: protocol, Claude Code's contract, Boris's own tools)"
+OTHER = "(other: protocol, the tool contracts, Boris's own tools)"
 # The escape suite (issue 18 §4): every case under spec/sandbox/ also counts here.
 CONFINED = "shell confined to its scope (spec/sandbox/)"
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
