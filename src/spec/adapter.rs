@@ -26,72 +26,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use super::model::{Action, Case, Expect, Step};
-
-/// The capabilities a portable case can use, with the values each takes.
-pub const CAPABILITIES: &[(&str, &str)] = &[
-    ("read_file", "path — read a whole text file"),
-    (
-        "read_range",
-        "path, start, end — lines start..=end (1-based) of a text file",
-    ),
-    (
-        "read_from",
-        "path, start — lines start.. to the end (1-based) of a text file",
-    ),
-    (
-        "read_tail",
-        "path, lines — the last `lines` lines of a text file",
-    ),
-    ("list_dir", "path — list a directory"),
-    (
-        "write_file",
-        "path, content — create or overwrite a whole file",
-    ),
-    (
-        "replace",
-        "path, old, new, dry_run? — replace the one occurrence of old (dry_run: show, write nothing)",
-    ),
-    (
-        "multi_edit",
-        "path, edits: [{old, new, replace_all?}], dry_run? — edits applied in order to one file, each to the result of the ones before; all or nothing",
-    ),
-    (
-        "replace_all",
-        "path, old, new — replace every occurrence of old",
-    ),
-    (
-        "run",
-        "command, timeout? (ms: the command is killed after it) — run a shell command, return its output",
-    ),
-    (
-        "run_background",
-        "command, timeout? — start a shell command in the background; the session's n-th one is task n",
-    ),
-    (
-        "task_output",
-        "task (n: the session's n-th background command), block?, timeout? (ms) — its status and output",
-    ),
-    (
-        "task_stop",
-        "task (n) — kill a background command, return its output",
-    ),
-    (
-        "search",
-        "pattern, path?, include?, type?, ignore_case?, before?, after?, context?, line_numbers?, multiline?, head_limit?, offset? — lines matching a regex, with their files",
-    ),
-    (
-        "search_files",
-        "pattern, path?, include?, type?, ignore_case?, multiline?, head_limit?, offset? — the files with a line matching a regex",
-    ),
-    (
-        "search_count",
-        "pattern, path?, include?, type?, ignore_case?, multiline?, head_limit?, offset? — per file, how many lines match a regex",
-    ),
-    (
-        "find_files",
-        "pattern, path? — files whose name or relative path matches a glob",
-    ),
-];
+use super::vocabulary::{Capability, PROFILES, SHUTDOWN_TAG};
 
 /// Derived values (module docs) and the step values each stands for: a step value is
 /// mapped when the template names it or one of these.
@@ -102,22 +37,6 @@ const DERIVED: &[(&str, &[&str])] = &[
     ("count", &["start", "end"]),
     ("neg_lines", &["lines"]),
 ];
-
-/// The public tool contracts a case can be written in (`contract:`): `call:` steps by
-/// the contract's own tool names, run by every adapter that offers it. `claude-code`:
-/// Claude Code's tools (`Read`, `Edit`, `Bash`, …); `anthropic-text-editor`: Anthropic's
-/// text-editor tool (`str_replace_editor` with `command`); `gemini-cli`: Gemini CLI's
-/// (`read_file`, `replace`, `run_shell_command`, …); `codex`: Codex's (`read_file`,
-/// `list_dir`, `grep_files`).
-pub const CONTRACTS: &[&str] = &[
-    "claude-code",
-    "anthropic-text-editor",
-    "gemini-cli",
-    "codex",
-];
-
-/// The profiles a step can hold expectations for.
-pub const PROFILES: &[&str] = &["boris", "boris_compat", "boris_pipe"];
 
 /// The adapters built into boris-spec: `spec/adapters/<name>.yaml`.
 mod builtin {
@@ -153,10 +72,10 @@ pub struct Adapter {
     #[serde(default)]
     pub env: BTreeMap<String, String>,
     #[serde(default)]
-    pub capabilities: BTreeMap<String, Mapping>,
+    pub capabilities: BTreeMap<Capability, Mapping>,
     /// Capabilities the server does not have, each with the reason shown in reports.
     #[serde(default)]
-    pub unsupported: BTreeMap<String, String>,
+    pub unsupported: BTreeMap<Capability, String>,
     /// Case tags naming what the server does not offer (`http`, `stateless`), each with
     /// the reason: such cases are not supported.
     #[serde(default)]
@@ -178,6 +97,22 @@ pub struct Adapter {
     /// The public tool contracts (`CONTRACTS`) the server offers, and how.
     #[serde(default)]
     pub contracts: BTreeMap<String, ContractSpec>,
+    /// How a fault of the server's ending (it outlives stdin EOF or SIGTERM, or leaves
+    /// processes behind) counts: `strict` fails the case (Boris's promise), `finding`
+    /// (the default) reports it once per run and judges each case on its subject.
+    #[serde(default)]
+    pub teardown: Teardown,
+}
+
+/// How an adapter holds its server to its teardown (see `spec::findings`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Teardown {
+    /// Every fault fails the case it ended.
+    Strict,
+    /// Faults are the run's findings; only cases tagged `shutdown` fail on them.
+    #[default]
+    Finding,
 }
 
 /// How a server offers a tool contract.
@@ -249,11 +184,6 @@ impl Adapter {
                 return Err(format!(
                     "unknown route `{r}` (stdio, stdio-2026, http, http-2026)"
                 ));
-            }
-        }
-        for cap in a.capabilities.keys().chain(a.unsupported.keys()) {
-            if !CAPABILITIES.iter().any(|(c, _)| c == cap) {
-                return Err(format!("unknown capability `{cap}`"));
             }
         }
         for p in a.profiles.iter().chain(
@@ -358,6 +288,8 @@ impl Adapter {
             .collect();
         out.boris_args.clear();
         out.sigterm_death_ok = !boris_profile;
+        out.strict_teardown =
+            self.teardown == Teardown::Strict || case.tags.iter().any(|t| t == SHUTDOWN_TAG);
         for (k, v) in &self.env {
             out.env.entry(k.clone()).or_insert_with(|| v.clone());
         }
@@ -382,7 +314,7 @@ impl Adapter {
             && let Some(capability) = &c.capability
         {
             let with = c.with.clone().unwrap_or_default();
-            let (tool, args, claimed) = self.call_for(capability, &with)?;
+            let (tool, args, claimed) = self.call_for(*capability, &with)?;
             let mut call = c.clone();
             call.tool = tool;
             call.args = Some(args);
@@ -407,7 +339,7 @@ impl Adapter {
             out.profiles.clear();
             return Ok(out);
         };
-        let (tool, args, claimed) = self.call_for(capability, with)?;
+        let (tool, args, claimed) = self.call_for(*capability, with)?;
         let expect = with_profiles(&step.expect, &step.profiles, claimed);
         Ok(Step {
             action: Action::Call {
@@ -428,11 +360,11 @@ impl Adapter {
     /// and the profiles whose expectations apply to it.
     fn call_for(
         &self,
-        capability: &str,
+        capability: Capability,
         with: &Map<String, Value>,
     ) -> Result<(String, Value, &[String]), String> {
-        let Some(mapping) = self.capabilities.get(capability) else {
-            return Err(match self.unsupported.get(capability) {
+        let Some(mapping) = self.capabilities.get(&capability) else {
+            return Err(match self.unsupported.get(&capability) {
                 Some(reason) => format!("no {capability}: {reason}"),
                 None => format!("the adapter has no mapping for {capability}"),
             });
@@ -524,7 +456,7 @@ pub fn builtin_names() -> Vec<&'static str> {
 }
 
 /// A step's values plus the derived ones (module docs).
-fn derived_values(capability: &str, with: &Map<String, Value>) -> Map<String, Value> {
+fn derived_values(capability: Capability, with: &Map<String, Value>) -> Map<String, Value> {
     let mut v = with.clone();
     if let Some(Value::String(p)) = with.get("path").filter(|p| p.as_str() != Some("")) {
         let abs = under_workdir(p);
@@ -546,7 +478,7 @@ fn derived_values(capability: &str, with: &Map<String, Value>) -> Map<String, Va
     if let Some(lines) = with.get("lines").and_then(Value::as_i64) {
         v.insert("neg_lines".into(), Value::from(-lines));
     }
-    if capability == "read_range"
+    if capability == Capability::ReadRange
         && let (Some(start), Some(end)) = (
             with.get("start").and_then(Value::as_i64),
             with.get("end").and_then(Value::as_i64),
@@ -632,7 +564,7 @@ mod tests {
     #[test]
     fn templates_fill_values_keep_types_and_drop_missing_keys() {
         let values = derived_values(
-            "read_range",
+            Capability::ReadRange,
             json!({"path": "a.txt", "start": 3, "end": 5})
                 .as_object()
                 .unwrap(),
@@ -761,7 +693,7 @@ steps:
 "#,
         )
         .unwrap();
-        assert_eq!(case.capabilities(), vec!["read_file"]);
+        assert_eq!(case.capabilities(), vec![Capability::ReadFile]);
         let lc = Adapter::find("litecode").unwrap().adapt(&case).unwrap();
         let Action::HttpCall(c) = &lc.steps[1].action else {
             panic!("not an http_call");

@@ -1,6 +1,6 @@
 //! `boris-spec bench`: the latency of one tool call against a stdio MCP server.
 //!
-//! The server is started exactly as the runner starts it ([`Server::spawn`] on
+//! The server is started exactly as the runner starts it (`Server::spawn` on
 //! [`server_cmdline`]), in `--cwd` or a fresh temp dir. After the `initialize`
 //! handshake and the optional setup calls (each must succeed), `warmup` calls and then
 //! `n` measured calls of the tool go out with up to `concurrency` requests in flight,
@@ -18,9 +18,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use super::matcher::{quote, show, truncate};
-use super::process::{Incoming, Server};
-use super::runner::{default_initialize_params, server_cmdline, stderr_tail};
+use super::display::{quote, show, stderr_tail, truncate};
+use super::process::{Incoming, Server, server_cmdline};
+use super::protocol::default_initialize_params;
 
 /// What to measure.
 #[derive(Debug, Clone)]

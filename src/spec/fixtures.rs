@@ -6,7 +6,7 @@ use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
-use super::matcher::quote;
+use super::display::quote;
 use super::model::{FileCheck, FileContent, FileSpec, decode_base64, parse_mode};
 
 // ---------------------------------------------------------------------------------

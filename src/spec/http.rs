@@ -256,7 +256,7 @@ fn partial_note(msg: String, buf: &[u8]) -> String {
     } else {
         format!(
             "{msg}; received so far: {}",
-            super::matcher::quote(&String::from_utf8_lossy(buf))
+            super::display::quote(&String::from_utf8_lossy(buf))
         )
     }
 }
@@ -283,7 +283,7 @@ pub fn complete_response(buf: &[u8], method: &str, eof: bool) -> Result<Option<R
         _ => {
             return Err(format!(
                 "not an HTTP response: {}",
-                super::matcher::quote(status_line)
+                super::display::quote(status_line)
             ));
         }
     };
@@ -292,7 +292,7 @@ pub fn complete_response(buf: &[u8], method: &str, eof: bool) -> Result<Option<R
         let Some((n, v)) = line.split_once(':') else {
             return Err(format!(
                 "malformed response header line {}",
-                super::matcher::quote(line)
+                super::display::quote(line)
             ));
         };
         headers.push((n.trim().to_ascii_lowercase(), v.trim().to_string()));
@@ -330,7 +330,7 @@ pub fn complete_response(buf: &[u8], method: &str, eof: bool) -> Result<Option<R
         let len: usize = len
             .trim()
             .parse()
-            .map_err(|_| format!("bad Content-Length {}", super::matcher::quote(&len)))?;
+            .map_err(|_| format!("bad Content-Length {}", super::display::quote(&len)))?;
         if rest.len() >= len {
             resp.body = rest[..len].to_vec();
             return Ok(Some(resp));
@@ -365,7 +365,7 @@ pub fn decode_chunked(mut b: &[u8]) -> Result<Option<Vec<u8>>, String> {
         let size_line = String::from_utf8_lossy(&b[..eol]);
         let size_hex = size_line.split(';').next().unwrap_or_default().trim();
         let size = usize::from_str_radix(size_hex, 16)
-            .map_err(|_| format!("bad chunk size {}", super::matcher::quote(&size_line)))?;
+            .map_err(|_| format!("bad chunk size {}", super::display::quote(&size_line)))?;
         b = &b[eol + 2..];
         if size == 0 {
             // Trailer fields, then an empty line.

@@ -2,30 +2,8 @@
 
 use serde_json::Value;
 
+use super::display::{MAX_SHOWN, quote, show, truncate};
 use super::model::Expect;
-
-/// How long a quoted text may be in a failure message.
-pub const MAX_SHOWN: usize = 500;
-
-/// Cuts `s` to at most `max` characters (on a char boundary) and says how much was cut.
-pub fn truncate(s: &str, max: usize) -> String {
-    match s.char_indices().nth(max) {
-        None => s.to_string(),
-        Some((i, _)) => format!("{}…[{} more chars]", &s[..i], s[i..].chars().count()),
-    }
-}
-
-/// A text quoted for a failure message: JSON-escaped (so newlines and control bytes
-/// are visible) and truncated.
-pub fn quote(s: &str) -> String {
-    let q = serde_json::to_string(s).unwrap_or_else(|_| format!("{s:?}"));
-    truncate(&q, MAX_SHOWN)
-}
-
-/// A JSON value rendered compactly for a failure message, truncated.
-pub fn show(v: &Value) -> String {
-    truncate(&v.to_string(), MAX_SHOWN)
-}
 
 /// The concatenated text of every `text` content block of a `tools/call` response,
 /// or `None` if the response has no `result.content` array.
@@ -433,13 +411,6 @@ mod tests {
 
     fn strings(v: &[&str]) -> Strings {
         Strings(v.iter().map(|s| s.to_string()).collect())
-    }
-
-    #[test]
-    fn truncate_on_char_boundaries() {
-        assert_eq!(truncate("abc", 5), "abc");
-        assert_eq!(truncate("héllo", 2), "hé…[3 more chars]");
-        assert_eq!(truncate("", 0), "");
     }
 
     #[test]

@@ -5,21 +5,29 @@
 //! Used by the `boris-spec` binary and by `tests/spec.rs`. The format is documented in
 //! CONTRIBUTING.md ("The spec case format").
 //!
+//! From the bottom up:
+//!
+//! - [`vocabulary`], [`protocol`], [`display`]: the words cases are written in (the
+//!   capabilities, contracts, profiles), the MCP facts (eras, initialize), how failures
+//!   are shown (pure);
 //! - [`model`]: the YAML types, validation, placeholder expansion (pure);
 //! - [`matcher`]: expectations against a response (pure);
-//! - [`normalise`]: transcript normalisation for goldens (pure);
-//! - [`junit`]: JUnit XML (pure);
+//! - [`normalise`](mod@normalise): transcript normalisation for goldens (pure); [`junit`]: JUnit XML;
 //! - [`http`]: a small HTTP/1.1 client, chunked and SSE parsing;
-//! - [`runner`]: one case from start to end: options, workdir, outcome;
-//! - [`process`]: the server process, its pipes, signals, and the /proc checks;
-//! - [`session`]: a running case over stdio: ids, transcript, handshake, steps;
-//! - [`session_http`]: the HTTP steps of a running case;
-//! - [`teardown`]: signals, exit, leftover processes, stderr checks;
+//! - [`process`]: the server process, its command line, pipes, signals, /proc checks;
 //! - [`fixtures`]: files created before a case and checked after;
-//! - [`bench`]: `boris-spec bench`, latency of one tool call against a stdio server.
+//! - [`adapter`]: how one server spells each capability; [`routes`]: a case on every
+//!   transport and era;
+//! - `session`: a running case, one type per transport (stdio, HTTP) behind one trait;
+//! - [`runner`]: one case from start to end: options, workdir, outcome;
+//! - [`findings`]: teardown faults and the run's findings (pure); [`report`]: baselines,
+//!   scores, markdown and JSON;
+//! - [`record`], [`preflight`], [`bench`](mod@bench): `boris-spec record`, `smoke`/`lint`, `bench`.
 
 pub mod adapter;
 pub mod bench;
+pub mod display;
+pub mod findings;
 pub mod fixtures;
 pub mod http;
 pub mod junit;
@@ -28,13 +36,13 @@ pub mod model;
 pub mod normalise;
 pub mod preflight;
 pub mod process;
+pub mod protocol;
 pub mod record;
 pub mod report;
 pub mod routes;
 pub mod runner;
-pub mod session;
-pub mod session_http;
-pub mod teardown;
+pub(crate) mod session;
+pub mod vocabulary;
 
 use std::path::{Path, PathBuf};
 
@@ -155,8 +163,9 @@ pub fn select_cases(
     Ok(out)
 }
 pub use normalise::{Normaliser, normalise};
+pub use process::shell_quote;
 pub use routes::Route;
-pub use runner::{CaseOutcome, RunOptions, run_case, shell_quote};
+pub use runner::{CaseOutcome, RunOptions, run_case};
 
 /// Expands `paths` (files, or directories searched recursively for `*.yaml`) into a
 /// sorted, de-duplicated list of case files. A missing path is an error.

@@ -9,7 +9,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::bench::Conn;
-use super::runner::stderr_tail;
+use super::display::stderr_tail;
 
 /// How bad a finding is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]

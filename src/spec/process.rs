@@ -98,6 +98,78 @@ pub(crate) fn cmdline_of(dir: &Path) -> String {
         .unwrap_or_default()
 }
 
+// ---------------------------------------------------------------------------------
+// The command line
+
+/// Quotes a word for `/bin/sh`.
+pub fn shell_quote(s: &str) -> String {
+    if !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c))
+    {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', r"'\''"))
+    }
+}
+
+/// Puts `exec` before a plain server command line so that the server replaces the
+/// shell and signals reach it directly; returns whether it did. Left alone (the shell
+/// stays in between): command lines with shell operators, substitutions, a leading
+/// variable assignment or a leading keyword/builtin.
+pub fn exec_prefixed(cmd: &str) -> (String, bool) {
+    let trimmed = cmd.trim_start();
+    let first = trimmed.split_whitespace().next().unwrap_or("");
+    let assignment = first.split_once('=').is_some_and(|(name, _)| {
+        !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    });
+    let keyword = matches!(
+        first,
+        "exec"
+            | "cd"
+            | "if"
+            | "for"
+            | "while"
+            | "until"
+            | "case"
+            | "{"
+            | "!"
+            | "export"
+            | "set"
+            | "eval"
+            | "."
+            | "source"
+            | "time"
+            | "command"
+    );
+    let operators =
+        trimmed.contains([';', '&', '|', '(', ')', '<', '>', '`', '\n']) || trimmed.contains("$(");
+    if trimmed.is_empty() || assignment || keyword || operators {
+        (cmd.to_string(), false)
+    } else {
+        (format!("exec {trimmed}"), true)
+    }
+}
+
+/// The shell command line that starts the server: [`exec_prefixed`] `server_cmd`, then
+/// `extra` as written (several words: `--http-args`), then `args` shell-quoted. Returns
+/// it and whether the shell exec's the server.
+pub fn server_cmdline(server_cmd: &str, extra: &str, args: &[String]) -> (String, bool) {
+    let (mut cmdline, direct) = exec_prefixed(server_cmd);
+    if !extra.trim().is_empty() {
+        cmdline.push(' ');
+        cmdline.push_str(extra.trim());
+    }
+    for a in args {
+        cmdline.push(' ');
+        cmdline.push_str(&shell_quote(a));
+    }
+    (cmdline, direct)
+}
+
+// ---------------------------------------------------------------------------------
+// The process
+
 impl Server {
     pub(crate) fn spawn(
         cmdline: &str,
@@ -411,6 +483,40 @@ pub(crate) fn describe_status(st: ExitStatus) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn shell_quote_words() {
+        assert_eq!(shell_quote("--transport"), "--transport");
+        assert_eq!(shell_quote("--allow-dir=/a/b"), "--allow-dir=/a/b");
+        assert_eq!(shell_quote(""), "''");
+        assert_eq!(shell_quote("a b"), "'a b'");
+        assert_eq!(shell_quote("it's"), r"'it'\''s'");
+        assert_eq!(shell_quote("$HOME"), "'$HOME'");
+    }
+
+    #[test]
+    fn exec_prefix_only_for_plain_commands() {
+        assert_eq!(
+            exec_prefixed("/x/boris --transport stdio"),
+            ("exec /x/boris --transport stdio".to_string(), true)
+        );
+        assert_eq!(
+            exec_prefixed("'/a b/boris' --x"),
+            ("exec '/a b/boris' --x".to_string(), true)
+        );
+        for keep in [
+            "FOO=1 boris",
+            "cd x && boris",
+            "boris | tee log",
+            "boris 2>err",
+            "exec boris",
+            "$(which boris)",
+            "a; b",
+            "",
+        ] {
+            assert_eq!(exec_prefixed(keep), (keep.to_string(), false), "{keep}");
+        }
+    }
 
     #[test]
     fn marked_processes_are_found_and_only_they() {

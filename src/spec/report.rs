@@ -1,14 +1,19 @@
 //! Pure: what a run means for one server — expected failures (a baseline), the score per
-//! capability, and the markdown and JSON reports (issue 13).
+//! capability, the run's findings (teardown faults the adapter set aside), and the
+//! markdown and JSON reports (issue 13).
 
 use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 
+use super::display::first_line;
+use super::findings::{Finding, findings};
 use super::runner::CaseOutcome;
+use super::vocabulary::Capability;
 
 /// Expected failures, as the official conformance suite has them: case path (as
-/// reported, e.g. `spec/str_replace/crlf-fallback.yaml`) → one line saying why.
+/// reported, e.g. `spec/str_replace/crlf-fallback.yaml`) → one line saying why. A
+/// finding of the run is listed under its key (`teardown/outlives-stdin-eof`).
 pub type Baseline = BTreeMap<String, String>;
 
 pub fn parse_baseline(text: &str) -> Result<Baseline, String> {
@@ -73,29 +78,47 @@ impl Status {
     }
 }
 
-/// The first line of a failure, cut to 200 characters.
-pub fn first_line(s: &str) -> String {
-    let line = s.lines().next().unwrap_or("");
-    let cut: String = line.chars().take(200).collect();
-    if cut.len() < line.len() {
-        format!("{cut}…")
-    } else {
-        cut
-    }
-}
-
-/// Baseline entries whose case did not fail (passed, or did not run): the baseline is
-/// stale and must be updated.
+/// Baseline entries whose case did not fail (passed, or did not run), or whose finding
+/// the run did not make: the baseline is stale and must be updated.
 pub fn stale_entries(outcomes: &[CaseOutcome], baseline: &Baseline) -> Vec<String> {
+    let found = run_findings(outcomes);
     baseline
         .keys()
-        .filter(|path| {
+        .filter(|key| {
             !outcomes
                 .iter()
-                .any(|o| o.path.to_string_lossy() == path.as_str() && !o.passed)
+                .any(|o| o.path.to_string_lossy() == key.as_str() && !o.passed)
+                && !found.iter().any(|f| f.key == key.as_str())
         })
         .cloned()
         .collect()
+}
+
+/// The run's findings: the teardown faults its cases set aside, one per kind.
+pub fn run_findings(outcomes: &[CaseOutcome]) -> Vec<Finding> {
+    findings(
+        outcomes
+            .iter()
+            .map(|o| (o.path.as_path(), o.teardown.as_slice())),
+    )
+}
+
+/// How many cases ran (passed or failed; not skipped, not unsupported).
+pub fn cases_run(outcomes: &[CaseOutcome]) -> usize {
+    outcomes.iter().filter(|o| !o.skipped).count()
+}
+
+/// A finding as `boris-spec run` prints it: `XFINDING key: why (N of M cases)` when the
+/// baseline expects it, else `FINDING key: what happened, where`.
+pub fn finding_line(f: &Finding, ran: usize, baseline: &Baseline) -> String {
+    match baseline.get(f.key) {
+        Some(why) => format!(
+            "XFINDING {}: {why} ({} of {ran} cases)",
+            f.key,
+            f.cases.len()
+        ),
+        None => format!("FINDING {}: {}", f.key, f.describe(ran)),
+    }
 }
 
 /// The row name for cases whose steps use no capability (protocol, Boris's own tools).
@@ -108,8 +131,8 @@ pub fn capability_scores(
     baseline: &Baseline,
 ) -> Vec<(String, [usize; 3])> {
     let mut rows: BTreeMap<String, [usize; 3]> = BTreeMap::new();
-    for (cap, _) in super::adapter::CAPABILITIES {
-        rows.insert((*cap).to_string(), [0; 3]);
+    for cap in Capability::all() {
+        rows.insert(cap.name().to_string(), [0; 3]);
     }
     for o in outcomes {
         let col = match Status::of(o, baseline) {
@@ -122,13 +145,12 @@ pub fn capability_scores(
             rows.entry(NO_CAPABILITY.to_string()).or_insert([0; 3])[col] += 1;
         }
         for cap in &o.capabilities {
-            rows.entry(cap.clone()).or_insert([0; 3])[col] += 1;
+            rows.entry(cap.name().to_string()).or_insert([0; 3])[col] += 1;
         }
     }
     // Capabilities in their documented order, the rest last.
-    let mut out: Vec<(String, [usize; 3])> = super::adapter::CAPABILITIES
-        .iter()
-        .filter_map(|(c, _)| rows.remove(*c).map(|r| ((*c).to_string(), r)))
+    let mut out: Vec<(String, [usize; 3])> = Capability::all()
+        .filter_map(|c| rows.remove(c.name()).map(|r| (c.name().to_string(), r)))
         .collect();
     out.extend(rows);
     out
@@ -173,6 +195,16 @@ pub fn render_markdown(adapter: &str, outcomes: &[CaseOutcome], baseline: &Basel
     for (cap, [p, f, u]) in capability_scores(outcomes, baseline) {
         out.push_str(&format!("| {cap} | {p} | {f} | {u} |\n"));
     }
+    let found = run_findings(outcomes);
+    if !found.is_empty() {
+        out.push_str("\nFindings of the run (teardown faults, not counted as failures):\n\n");
+        for f in &found {
+            out.push_str(&format!(
+                "- {}\n",
+                finding_line(f, cases_run(outcomes), baseline)
+            ));
+        }
+    }
     out.push_str("\n| case | result | why |\n|---|---|---|\n");
     for o in outcomes {
         let status = Status::of(o, baseline);
@@ -206,10 +238,31 @@ pub fn to_json(adapter: &str, outcomes: &[CaseOutcome], baseline: &Baseline) -> 
                 "why": why,
                 "capabilities": o.capabilities,
                 "tags_skipped": o.skipped && o.unsupported.is_none(),
+                "teardown": o.teardown.iter().map(|f| f.message()).collect::<Vec<_>>(),
             })
         })
         .collect();
-    json!({"adapter": adapter, "cases": cases})
+    // The capabilities in their documented order, for tools that lay out a table.
+    let capabilities: Vec<&str> = Capability::all().map(Capability::name).collect();
+    let findings: Vec<Value> = run_findings(outcomes)
+        .iter()
+        .map(|f| {
+            let expected = baseline.get(f.key);
+            json!({
+                "key": f.key,
+                "status": if expected.is_some() { "expected" } else { "finding" },
+                "why": expected.cloned().unwrap_or_else(|| f.first.clone()),
+                "first": f.first,
+                "cases": f.cases.iter().map(|p| p.to_string_lossy()).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    json!({
+        "adapter": adapter,
+        "capabilities": capabilities,
+        "cases": cases,
+        "findings": findings,
+    })
 }
 
 #[cfg(test)]
@@ -220,7 +273,7 @@ mod tests {
     fn outcome(path: &str, passed: bool, caps: &[&str]) -> CaseOutcome {
         let mut o = CaseOutcome::error(&PathBuf::from(path), "boom\nmore".into());
         o.passed = passed;
-        o.capabilities = caps.iter().map(|c| c.to_string()).collect();
+        o.capabilities = caps.iter().map(|c| Capability::parse(c).unwrap()).collect();
         o
     }
 
@@ -264,5 +317,48 @@ mod tests {
             parse_baseline(&render_baseline(&baseline)).unwrap(),
             baseline
         );
+    }
+
+    #[test]
+    fn teardown_faults_are_one_finding_that_a_baseline_can_expect() {
+        use crate::spec::findings::TeardownFault;
+        let eof = TeardownFault::DoesNotExit {
+            how: "stdin EOF",
+            waited_ms: 5000,
+        };
+        let mut a = outcome("spec/a.yaml", true, &["run"]);
+        a.teardown = vec![eof.clone()];
+        let mut b = outcome("spec/b.yaml", false, &["run"]);
+        b.teardown = vec![eof];
+        let outcomes = vec![a, b, outcome("spec/c.yaml", true, &[])];
+        let found = run_findings(&outcomes);
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].cases.len(), 2);
+        // A case passes on its subject whatever its teardown did.
+        assert_eq!(Status::of(&outcomes[0], &Baseline::new()), Status::Passed);
+        let none = Baseline::new();
+        assert!(
+            finding_line(&found[0], cases_run(&outcomes), &none).starts_with(
+                "FINDING teardown/outlives-stdin-eof: server did not exit within 5000ms after \
+                 stdin EOF (killed) — in 2 of 3 cases run (first spec/a.yaml)"
+            )
+        );
+        let expected = parse_baseline(
+            "teardown/outlives-stdin-eof: \"a timer keeps it alive\"\nteardown/leaves-processes: x\n",
+        )
+        .unwrap();
+        assert_eq!(
+            finding_line(&found[0], 3, &expected),
+            "XFINDING teardown/outlives-stdin-eof: a timer keeps it alive (2 of 3 cases)"
+        );
+        // A finding the run did not make is stale, like a case that did not fail.
+        assert_eq!(
+            stale_entries(&outcomes, &expected),
+            vec!["teardown/leaves-processes".to_string()]
+        );
+        let json = to_json("x", &outcomes, &expected);
+        assert_eq!(json["findings"][0]["status"], "expected");
+        assert_eq!(json["findings"][0]["cases"][1], "spec/b.yaml");
+        assert!(render_markdown("x", &outcomes, &expected).contains("XFINDING teardown/"));
     }
 }

@@ -17,29 +17,16 @@
 //! behaviour and stay on stdio; so does a case tagged `stdio-only`. Goldens are stdio
 //! transcripts, compared on the `stdio` route only.
 
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 use super::model::{
     Action, Case, CaseTransport, HttpCallSpec, HttpInitSpec, HttpRequestSpec, Step,
 };
-
-/// Methods the 2026-07-28 revision no longer has: a case using one stays off the
-/// stateless routes.
-pub const NOT_STATELESS: &[&str] = &[
-    "ping",
-    "logging/setLevel",
-    "resources/subscribe",
-    "resources/unsubscribe",
-];
+use super::protocol::{NOT_STATELESS, SESSION_ERA, STATELESS_ERA, stateless_meta};
 
 /// The tag that keeps a case on its own transport (e.g. it passes `BORIS_TOKEN` in the
 /// server's environment, which over HTTP would demand a bearer token).
 pub const STDIO_ONLY_TAG: &str = "stdio-only";
-
-/// The 2026-07-28 revision's protocol version (the one stateless HTTP steps send).
-pub const STATELESS_ERA: &str = super::session::STATELESS_VERSION;
-/// The revision with `initialize` (the one the handshakes send).
-pub const SESSION_ERA: &str = super::session::HTTP_INIT_VERSION;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Route {
@@ -258,24 +245,6 @@ fn portable_across_transports(case: &Case) -> Result<(), String> {
         }
     }
     Ok(())
-}
-
-/// `_meta` of a stateless request: the revision and (empty) client capabilities, under
-/// whatever the step gives.
-pub(crate) fn stateless_meta(meta: Option<&Value>) -> Map<String, Value> {
-    let mut m = Map::new();
-    m.insert(
-        "io.modelcontextprotocol/protocolVersion".into(),
-        json!(STATELESS_ERA),
-    );
-    m.insert(
-        "io.modelcontextprotocol/clientCapabilities".into(),
-        json!({}),
-    );
-    if let Some(Value::Object(given)) = meta {
-        m.extend(given.clone());
-    }
-    m
 }
 
 #[cfg(test)]

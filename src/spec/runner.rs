@@ -5,20 +5,23 @@
 //! reading cannot block us: every write waits for an acknowledgement with a timeout),
 //! a stdout reader (one JSON message per line, into a channel) and a stderr reader
 //! (into a buffer). Every wait is bounded; the process group is SIGKILLed on every exit
-//! path (the `Drop` of [`Server`]), so no case leaks a process.
+//! path (the `Drop` of `Server`), so no case leaks a process.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::adapter::Adapter;
+use super::display::stderr_tail;
+use super::findings::TeardownFault;
 use super::fixtures::{create_files, make_removable};
 use super::model::{Case, CaseTransport, DEFAULT_TIMEOUT_MS, Placeholders};
 use super::normalise::Normaliser;
-use super::process::*;
+use super::process::{Server, server_cmdline};
 use super::routes::{Route, for_route};
-use super::session::{Fatal, Session};
+use super::session::{self, Listening};
+use super::vocabulary::Capability;
 
 /// Arguments added (before the case's `args`) for `transport: http` cases.
 pub const DEFAULT_HTTP_ARGS: &str = "--transport http --port 0";
@@ -78,7 +81,7 @@ pub struct CaseOutcome {
     /// The adapter cannot run this case, and why (the case counts as skipped).
     pub unsupported: Option<String>,
     /// The capabilities the case's `do` steps use, in order of first use.
-    pub capabilities: Vec<String>,
+    pub capabilities: Vec<Capability>,
     /// Every failure, first one first. The last entry of a failed case is the tail of
     /// the server's stderr.
     pub failures: Vec<String>,
@@ -88,6 +91,9 @@ pub struct CaseOutcome {
     pub stderr: String,
     /// The server's exit code (None if it was killed or never started).
     pub exit_code: Option<i32>,
+    /// Faults of how the server ended, set aside for the run's findings (not failures:
+    /// the adapter does not hold the server to Boris's teardown).
+    pub teardown: Vec<TeardownFault>,
     pub duration: Duration,
     /// The case asked for a golden snapshot.
     pub golden: bool,
@@ -106,6 +112,7 @@ impl CaseOutcome {
             transcript: Value::Array(Vec::new()),
             stderr: String::new(),
             exit_code: None,
+            teardown: Vec::new(),
             duration: Duration::ZERO,
             golden: false,
         }
@@ -121,27 +128,6 @@ pub fn skip_reason(case: &Case, opts: &RunOptions) -> Option<String> {
         return Some(format!("no tag in {}", opts.only.join(", ")));
     }
     None
-}
-
-/// Quotes a word for `/bin/sh`.
-pub fn shell_quote(s: &str) -> String {
-    if !s.is_empty()
-        && s.chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c))
-    {
-        s.to_string()
-    } else {
-        format!("'{}'", s.replace('\'', r"'\''"))
-    }
-}
-
-/// The default `initialize` params.
-pub fn default_initialize_params() -> Value {
-    json!({
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "boris-spec", "version": env!("CARGO_PKG_VERSION")}
-    })
 }
 
 /// Runs one loaded case over stdio (honouring `--only`/`--skip`).
@@ -262,28 +248,20 @@ fn run_case_inner(case: &Case, opts: &RunOptions, route: Route) -> Option<CaseOu
                 None => {}
                 Some(Err(e)) => failures.push(e),
                 Some(Ok(server)) => {
-                    let mut s = Session::new(server, &case, timeout);
-                    if case.expect_startup_failure.is_some() {
-                        s.run_startup_failure(&case);
-                    } else {
-                        let started = if let Some(addr) = &known_addr {
-                            s.wait_for_port(addr)
-                        } else if http {
-                            s.wait_for_addr(&opts.http_addr_regex)
-                        } else {
-                            Ok(())
-                        };
-                        match started {
-                            Ok(()) => s.run_steps(&case, &workdir),
-                            Err(Fatal(e)) => s.failures.push(e),
-                        }
-                        s.finish(&case, opts.exit_timeout);
-                    }
-                    stderr = s.server.stderr_text();
-                    exit_code = s.server.status.and_then(|st| st.code());
-                    transcript = std::mem::take(&mut s.transcript);
-                    failures.append(&mut s.failures);
-                    literals = s.literals();
+                    let listening = match (http, known_addr) {
+                        (false, _) => None,
+                        (true, Some(addr)) => Some(Listening::At(addr)),
+                        (true, None) => Some(Listening::Printed(opts.http_addr_regex.clone())),
+                    };
+                    let mut s = session::open(server, &case, timeout, listening);
+                    s.run(&case, &workdir, opts.exit_timeout);
+                    let ended = s.ended();
+                    stderr = ended.stderr;
+                    exit_code = ended.exit_code;
+                    transcript = ended.transcript;
+                    failures.extend(ended.failures);
+                    literals = ended.literals;
+                    outcome.teardown = ended.teardown;
                     // Dropping the session kills the process group.
                 }
             }
@@ -313,134 +291,10 @@ fn run_case_inner(case: &Case, opts: &RunOptions, route: Route) -> Option<CaseOu
     Some(outcome)
 }
 
-/// Puts `exec` before a plain server command line so that the server replaces the
-/// shell and signals reach it directly; returns whether it did. Left alone (the shell
-/// stays in between): command lines with shell operators, substitutions, a leading
-/// variable assignment or a leading keyword/builtin.
-pub fn exec_prefixed(cmd: &str) -> (String, bool) {
-    let trimmed = cmd.trim_start();
-    let first = trimmed.split_whitespace().next().unwrap_or("");
-    let assignment = first.split_once('=').is_some_and(|(name, _)| {
-        !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-    });
-    let keyword = matches!(
-        first,
-        "exec"
-            | "cd"
-            | "if"
-            | "for"
-            | "while"
-            | "until"
-            | "case"
-            | "{"
-            | "!"
-            | "export"
-            | "set"
-            | "eval"
-            | "."
-            | "source"
-            | "time"
-            | "command"
-    );
-    let operators =
-        trimmed.contains([';', '&', '|', '(', ')', '<', '>', '`', '\n']) || trimmed.contains("$(");
-    if trimmed.is_empty() || assignment || keyword || operators {
-        (cmd.to_string(), false)
-    } else {
-        (format!("exec {trimmed}"), true)
-    }
-}
-
-/// The shell command line that starts the server: [`exec_prefixed`] `server_cmd`, then
-/// `extra` as written (several words: `--http-args`), then `args` shell-quoted. Returns
-/// it and whether the shell exec's the server.
-pub fn server_cmdline(server_cmd: &str, extra: &str, args: &[String]) -> (String, bool) {
-    let (mut cmdline, direct) = exec_prefixed(server_cmd);
-    if !extra.trim().is_empty() {
-        cmdline.push(' ');
-        cmdline.push_str(extra.trim());
-    }
-    for a in args {
-        cmdline.push(' ');
-        cmdline.push_str(&shell_quote(a));
-    }
-    (cmdline, direct)
-}
-
 /// A loopback port nothing listens on right now (the OS picks it; the server binds it
 /// a moment later, a race lost only if another process takes the same port between).
 fn free_loopback_port() -> std::io::Result<u16> {
     Ok(std::net::TcpListener::bind("127.0.0.1:0")?
         .local_addr()?
         .port())
-}
-
-/// `stderr (last N lines):` followed by the lines, indented.
-pub(crate) fn stderr_tail(stderr: &str, n: usize) -> String {
-    let lines: Vec<&str> = stderr.lines().collect();
-    if lines.is_empty() {
-        return "server stderr: (empty)".into();
-    }
-    let from = lines.len().saturating_sub(n);
-    let mut out = format!(
-        "server stderr (last {} of {} lines):",
-        lines.len() - from,
-        lines.len()
-    );
-    for l in &lines[from..] {
-        out.push_str("\n  ");
-        out.push_str(&super::matcher::truncate(l, 500));
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn shell_quote_words() {
-        assert_eq!(shell_quote("--transport"), "--transport");
-        assert_eq!(shell_quote("--allow-dir=/a/b"), "--allow-dir=/a/b");
-        assert_eq!(shell_quote(""), "''");
-        assert_eq!(shell_quote("a b"), "'a b'");
-        assert_eq!(shell_quote("it's"), r"'it'\''s'");
-        assert_eq!(shell_quote("$HOME"), "'$HOME'");
-    }
-
-    #[test]
-    fn exec_prefix_only_for_plain_commands() {
-        assert_eq!(
-            exec_prefixed("/x/boris --transport stdio"),
-            ("exec /x/boris --transport stdio".to_string(), true)
-        );
-        assert_eq!(
-            exec_prefixed("'/a b/boris' --x"),
-            ("exec '/a b/boris' --x".to_string(), true)
-        );
-        for keep in [
-            "FOO=1 boris",
-            "cd x && boris",
-            "boris | tee log",
-            "boris 2>err",
-            "exec boris",
-            "$(which boris)",
-            "a; b",
-            "",
-        ] {
-            assert_eq!(exec_prefixed(keep), (keep.to_string(), false), "{keep}");
-        }
-    }
-
-    #[test]
-    fn stderr_tail_keeps_last_lines() {
-        assert_eq!(stderr_tail("", 20), "server stderr: (empty)");
-        let s: String = (1..=30).map(|i| format!("l{i}\n")).collect();
-        let t = stderr_tail(&s, 20);
-        assert!(
-            t.starts_with("server stderr (last 20 of 30 lines):\n  l11\n"),
-            "{t}"
-        );
-        assert!(t.ends_with("  l30"), "{t}");
-    }
 }

@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
-"""Builds the README's compatibility matrix from the JSON results of tests/compat/run.sh.
+"""Builds the compatibility matrix from the JSON results of tests/compat/run.sh: the
+table for README.md, and COMPATIBILITY.md with every failure and finding explained.
 
-  matrix.py OUT_DIR BASELINE_DIR NAME...      print the matrix (markdown)
-  matrix.py --embed README MATRIX [--check]   put it between the README's markers, or
-                                              only check that it is there unchanged
+  matrix.py OUT_DIR NAME...                  print the table (markdown, for the README)
+  matrix.py --details OUT_DIR NAME...        print COMPATIBILITY.md
+  matrix.py --embed README TABLE [--check]   put the table between the README's markers,
+                                             or only check that it is there unchanged
 """
-import json, os, sys
+import json, os, re, sys, textwrap
 
 BEGIN, END = "<!-- compat-matrix:begin -->", "<!-- compat-matrix:end -->"
 TITLES = {
@@ -13,12 +15,15 @@ TITLES = {
     "boris-anthropic-compat": "boris `--anthropic-compat`",
     "boris-pipe": "boris `--bash-profile pipe`",
 }
-CAPS = ["read_file", "read_range", "read_from", "read_tail", "list_dir", "write_file",
-        "replace", "replace_all", "multi_edit", "run", "run_background", "task_output",
-        "task_stop", "search", "search_files", "search_count", "find_files"]
-OTHER = "(other: protocol, Claude Code's contract, Boris's own tools)"
+OTHER = "(other: protocol, the tool contracts, Boris's own tools)"
 # The escape suite (issue 18 §4): every case under spec/sandbox/ also counts here.
 CONFINED = "shell confined to its scope (spec/sandbox/)"
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def title(n):
+    return TITLES.get(n, n)
+
 
 def cell(c):
     p, f, u = c
@@ -30,28 +35,34 @@ def cell(c):
     if u: parts.append(f"{u} n/s")
     return ", ".join(parts)
 
-def build(out_dir, names):
-    results = {n: json.load(open(os.path.join(out_dir, f"{n}.json"))) for n in names}
+
+def load(out_dir, names):
+    return {n: json.load(open(os.path.join(out_dir, f"{n}.json"))) for n in names}
+
+
+def column(status):
+    """0 pass, 1 fail, 2 not supported, None skipped."""
+    if status == "skipped":
+        return None
+    return 0 if status == "pass" else 1 if status.startswith("fail") else 2
+
+
+def table(results, names):
     rows = {}
-    fails = {n: [] for n in names}
-    unsupported = {n: {} for n in names}
     for n, r in results.items():
         for c in r["cases"]:
-            st = c["status"]
-            if st == "skipped":
+            col = column(c["status"])
+            if col is None:
                 continue
-            col = 0 if st == "pass" else 1 if st.startswith("fail") else 2
             for cap in (c["capabilities"] or [OTHER]):
                 rows.setdefault(cap, {}).setdefault(n, [0, 0, 0])[col] += 1
             if c["path"].lstrip("./").startswith(("sandbox/", "spec/sandbox/")):
                 rows.setdefault(CONFINED, {}).setdefault(n, [0, 0, 0])[col] += 1
-            if col == 1:
-                fails[n].append((c["path"], c["why"]))
-            if col == 2:
-                unsupported[n][c["why"]] = unsupported[n].get(c["why"], 0) + 1
-    head = "| capability | " + " | ".join(TITLES.get(n, n) for n in names) + " |"
-    out = [head, "|---|" + "---|" * len(names)]
-    for cap in CAPS + [CONFINED, OTHER]:
+    # The capabilities in the order boris-spec documents them (its JSON says).
+    caps = next(iter(results.values()))["capabilities"]
+    out = ["| capability | " + " | ".join(title(n) for n in names) + " |",
+           "|---|" + "---|" * len(names)]
+    for cap in caps + [CONFINED, OTHER]:
         if cap in rows:
             out.append(f"| {cap} | " + " | ".join(cell(rows[cap].get(n, [0, 0, 0])) for n in names) + " |")
     out.append("")
@@ -73,21 +84,77 @@ def build(out_dir, names):
             portable |= {c["path"] for c in r["cases"] if c["status"] not in ("not supported", "skipped")}
     if peers:
         union = set().union(*(ran.get(n, set()) for n in peers))
-        each = ", ".join(f"{TITLES.get(n, n)} {len(ran.get(n, set()))}" for n in peers)
+        each = ", ".join(f"{title(n)} {len(ran.get(n, set()))}" for n in peers)
         out.append("")
         out.append(f"Portable: {len(portable)} of the {total} cases ({100 * len(portable) / total:.0f}%) "
                    f"run through an adapter other than Boris's default one; {len(union)} "
                    f"({100 * len(union) / total:.0f}%) run against at least one peer ({each}). "
                    "The rest are about Boris's own flags, profiles and tools.")
+    explained = [n for n in names if failures(results[n]) or results[n].get("findings")]
+    if explained:
+        out.append("")
+        out.append("Why each server fails what it fails, case by case (each checked by hand to be "
+                   "the server's own behaviour), and how it ends a session: "
+                   "[COMPATIBILITY.md](COMPATIBILITY.md).")
+    return "\n".join(out) + "\n"
+
+
+def failures(result):
+    return sorted((c["path"], c["why"]) for c in result["cases"] if column(c["status"]) == 1)
+
+
+def counts(result):
+    n = [0, 0, 0]
+    for c in result["cases"]:
+        col = column(c["status"])
+        if col is not None:
+            n[col] += 1
+    return n
+
+
+def server_of(name):
+    """The package an adapter was written against (its `server:` line)."""
+    path = os.path.join(ROOT, "spec", "adapters", f"{name}.yaml")
+    try:
+        text = open(path).read()
+    except OSError:
+        return None
+    m = re.search(r'^server:\s*"?(.*?)"?\s*$', text, re.M)
+    return m.group(1) if m else None
+
+
+def details(results, names):
+    intro = ("Why each server of the [compatibility matrix](README.md#compatibility-matrix) "
+             "fails what it fails. Every line was checked by hand to be the server's own "
+             "behaviour, not an adapter's mistake, and is its baseline's reason for that case. "
+             "A fault of how a server ends a session (it keeps running after stdin closes, or "
+             "leaves processes behind) is one finding of the run, listed first, not a failure "
+             "of every case it ended: those cases are judged on their subject. Boris's own "
+             "adapters fail a case on it instead (`teardown: strict`).")
+    out = ["# Compatibility", "",
+           "<!-- Generated by tests/compat/run.sh from a run of the suite and the baselines in",
+           "     tests/compat/<adapter>.baseline.yml: edit those, not this file. -->", "",
+           *textwrap.wrap(intro, 90, break_on_hyphens=False)]
     for n in names:
-        if not fails[n]:
+        r = results[n]
+        p, f, u = counts(r)
+        fails = failures(r)
+        found = r.get("findings", [])
+        server = server_of(n)
+        out += ["", f"## {title(n)}", ""]
+        line = f"{p} pass, {f} fail, {u} not supported"
+        out.append(f"`{server}`: {line}." if server and not n.startswith("boris") else f"{line}.")
+        if not fails and not found:
             continue
         out.append("")
-        out.append(f"**{TITLES.get(n, n)}** fails, each checked by hand to be the server's own behaviour:")
-        out.append("")
-        for path, why in sorted(fails[n]):
+        for x in found:
+            n_cases = len(x["cases"])
+            seen = f"{n_cases} case" + ("" if n_cases == 1 else "s")
+            out.append(f"- how it ends (`{x['key']}`, seen in {seen}): {x['why']}")
+        for path, why in fails:
             out.append(f"- `{path}`: {why}")
     return "\n".join(out) + "\n"
+
 
 def embed(readme, matrix, check):
     text = open(readme).read()
@@ -101,8 +168,11 @@ def embed(readme, matrix, check):
         sys.exit(0 if new == text else 1)
     open(readme, "w").write(new)
 
+
 if __name__ == "__main__":
     if sys.argv[1] == "--embed":
         embed(sys.argv[2], sys.argv[3], "--check" in sys.argv)
+    elif sys.argv[1] == "--details":
+        sys.stdout.write(details(load(sys.argv[2], sys.argv[3:]), sys.argv[3:]))
     else:
-        sys.stdout.write(build(sys.argv[1], sys.argv[3:]))
+        sys.stdout.write(table(load(sys.argv[1], sys.argv[2:]), sys.argv[2:]))

@@ -39,6 +39,12 @@ pub struct Repeat {
     pub count: u64,
 }
 
+impl PartialEq for Repeat {
+    fn eq(&self, o: &Self) -> bool {
+        self.text == o.text && self.count == o.count
+    }
+}
+
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct RawFileSpec {

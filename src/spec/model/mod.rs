@@ -4,30 +4,38 @@
 //! silently skipped assertion. Steps and fixture entries are first read into a "raw"
 //! struct with every key optional, then converted (`try_from`) into a clean enum; the
 //! conversion checks that exactly one action key is present and that the other keys
-//! make sense for it. See CONTRIBUTING.md ("The spec case format") for the user-facing description.
+//! make sense for it (the keys each kind takes are one table, `step_kind`). See
+//! CONTRIBUTING.md ("The spec case format") for the user-facing description.
 //!
-//! - [`files`]: fixtures (`files:`, `write:`) and file checks (`check_files:`);
-//! - [`expect`]: what a step expects of a response;
-//! - [`step`]: the steps and their validation;
-//! - [`placeholders`]: `{workdir}` and friends, expanded through a whole case.
+//! - `files`: fixtures (`files:`, `write:`) and file checks (`check_files:`);
+//! - `expect`: what a step expects of a response;
+//! - `step`: the steps and their validation; `step_kind`: [`StepKind`], one table of
+//!   the step kinds; `http_step`: the HTTP steps' shapes and their checks;
+//! - `placeholders`: `{workdir}` and friends, expanded through a whole case.
 
 mod expect;
 mod files;
+mod http_step;
 mod placeholders;
 mod step;
+mod step_kind;
 #[cfg(test)]
 mod tests;
 
 pub use expect::*;
 pub use files::*;
+pub use http_step::*;
 pub use placeholders::*;
 pub use step::*;
+pub use step_kind::{Needs, StepKey, StepKind};
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Deserializer};
 use serde_json::Value;
+
+use crate::spec::vocabulary::Capability;
 
 /// Default wait for any single response, in milliseconds.
 pub const DEFAULT_TIMEOUT_MS: u64 = 10_000;
@@ -98,6 +106,11 @@ pub struct Case {
     /// its profile's promise, not every server's).
     #[serde(skip)]
     pub sigterm_death_ok: bool,
+    /// Set by adapters: a fault of how the server ends the case (it outlives stdin EOF,
+    /// or leaves processes behind) fails the case. Otherwise it is set aside for the
+    /// run's findings (`spec::findings`) and the case is judged on its subject.
+    #[serde(skip)]
+    pub strict_teardown: bool,
     /// Extra normalisation for the golden transcript.
     #[serde(default)]
     pub redact: Vec<Redaction>,
@@ -204,29 +217,29 @@ pub fn parse_case(text: &str) -> Result<Case, String> {
 
 impl Case {
     /// The capabilities its `do` steps use, each once, in order of first use.
-    pub fn capabilities(&self) -> Vec<String> {
-        let mut out: Vec<String> = Vec::new();
+    pub fn capabilities(&self) -> Vec<Capability> {
+        let mut out: Vec<Capability> = Vec::new();
         for s in &self.steps {
             let capability = match &s.action {
                 Action::Do { capability, .. } => Some(capability),
                 Action::HttpCall(c) => c.capability.as_ref(),
                 _ => None,
             };
-            if let Some(capability) = capability
-                && !out.contains(capability)
+            if let Some(&capability) = capability
+                && !out.contains(&capability)
             {
-                out.push(capability.clone());
+                out.push(capability);
             }
         }
         out
     }
     fn validate(&self) -> Result<(), String> {
         if let Some(c) = &self.contract
-            && !crate::spec::adapter::CONTRACTS.contains(&c.as_str())
+            && !crate::spec::vocabulary::CONTRACTS.contains(&c.as_str())
         {
             return Err(format!(
                 "invalid case: unknown contract `{c}` (one of: {})",
-                crate::spec::adapter::CONTRACTS.join(", ")
+                crate::spec::vocabulary::CONTRACTS.join(", ")
             ));
         }
         if self.source.trim().is_empty() {
@@ -249,11 +262,7 @@ impl Case {
         }
         for (i, step) in self.steps.iter().enumerate() {
             let kind = step.action.kind();
-            let wrong = match self.transport {
-                CaseTransport::Stdio => HTTP_ONLY_STEPS.contains(&kind),
-                CaseTransport::Http => STDIO_ONLY_STEPS.contains(&kind),
-            };
-            if wrong {
+            if !kind.runs_over(self.transport) {
                 return Err(format!(
                     "invalid case: step {} (`{kind}`) is not available in a {} case{}",
                     i + 1,

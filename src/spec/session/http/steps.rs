@@ -1,5 +1,6 @@
-//! The HTTP steps of a running case (`http`, `http_initialize`, `http_call`): headers,
-//! requests on a fresh connection each, session ids, SSE and JSON bodies, transcripts.
+//! The HTTP steps: each request on a fresh connection, with the MCP headers of its
+//! session (or the stateless revision's), recorded with its response; bodies read as
+//! SSE events or JSON; session ids kept.
 
 use std::collections::BTreeMap;
 use std::thread;
@@ -7,24 +8,23 @@ use std::time::Duration;
 
 use serde_json::{Map, Value, json};
 
-use super::http::{self as client, Response};
-use super::matcher::check_http;
-use super::matcher::{check_notifications, check_response, quote, show};
-use super::model::{
+use crate::spec::display::{quote, show};
+use crate::spec::http::{self as client, Response};
+use crate::spec::matcher::{check_http, check_notifications, check_response};
+use crate::spec::model::{
     DEFAULT_SESSION, Expect, HttpCallSpec, HttpInitSpec, HttpRequestSpec, HttpSpec,
     session_placeholder,
 };
+use crate::spec::protocol::{SESSION_ERA, STATELESS_ERA, initialize_params, stateless_meta};
 
-use super::runner::*;
-use super::session::*;
+use super::super::core::Fatal;
+use super::{HttpSession, RECORDED_BODY_MAX, RECORDED_RESPONSE_HEADERS, SavedSession};
 
-impl Session {
-    // ---- HTTP steps -------------------------------------------------------------
-
+impl HttpSession {
     /// Request headers: `Host`, the step's defaults, the MCP headers, then the case's
     /// own (replacing any of the same name; `null` removes). Also returns the headers
     /// recorded in the transcript: the MCP ones and the case's.
-    pub(crate) fn headers(
+    fn headers(
         &self,
         defaults: &[(&str, String)],
         mcp: &[(&str, String)],
@@ -50,7 +50,7 @@ impl Session {
     }
 
     /// Sends a request from a background thread (`wait: false`): recorded, never read.
-    pub(crate) fn send_in_background(
+    fn send_in_background(
         &mut self,
         req: client::Request,
         recorded_headers: BTreeMap<String, String>,
@@ -71,7 +71,7 @@ impl Session {
         Ok(())
     }
 
-    pub(crate) fn record_request(
+    fn record_request(
         &mut self,
         req: &client::Request,
         recorded_headers: BTreeMap<String, String>,
@@ -86,13 +86,11 @@ impl Session {
         if let Some(b) = recorded_body {
             sent.insert(if b.is_string() { "body" } else { "json" }.into(), b);
         }
-        if self.record {
-            self.transcript.push(json!({"->": sent}));
-        }
+        self.core.record(json!({"->": sent}));
     }
 
     /// Sends one HTTP request, records it and its response.
-    pub(crate) fn exchange(
+    fn exchange(
         &mut self,
         req: client::Request,
         recorded_headers: BTreeMap<String, String>,
@@ -110,7 +108,7 @@ impl Session {
                 "{} {}: {e}{}",
                 req.method,
                 req.path,
-                self.server.exit_note()
+                self.core.server.exit_note()
             ))
         })?;
         if let Some(id) = resp.header("mcp-session-id")
@@ -118,7 +116,7 @@ impl Session {
         {
             self.seen_sessions.push(id);
         }
-        if self.record {
+        if self.core.record {
             let mut names: Vec<String> = RECORDED_RESPONSE_HEADERS
                 .iter()
                 .map(|s| s.to_string())
@@ -145,14 +143,14 @@ impl Session {
             } else if !resp.body.is_empty() {
                 got.insert("body".into(), recorded_text(&resp.body));
             }
-            self.transcript.push(json!({"<-": got}));
+            self.core.transcript.push(json!({"<-": got}));
         }
         Ok(resp)
     }
 
     /// The HTTP checks of `expect`, or, without a `status` key, that the status is 2xx
     /// (when `need_2xx`).
-    pub(crate) fn check_http_response(
+    fn check_http_response(
         expect: Option<&Expect>,
         resp: &Response,
         messages: &[Value],
@@ -179,7 +177,7 @@ impl Session {
         fails
     }
 
-    pub(crate) fn save_session(
+    fn save_session(
         &mut self,
         name: &str,
         resp: &Response,
@@ -195,14 +193,14 @@ impl Session {
         let version = messages
             .iter()
             .find_map(|m| m.pointer("/result/protocolVersion").and_then(Value::as_str))
-            .unwrap_or(HTTP_INIT_VERSION)
+            .unwrap_or(SESSION_ERA)
             .to_string();
         self.sessions
             .insert(name.to_string(), SavedSession { id, version });
         Ok(())
     }
 
-    pub(crate) fn http_step(
+    pub(super) fn http_step(
         &mut self,
         h: &HttpSpec,
         expect: Option<&Expect>,
@@ -243,7 +241,7 @@ impl Session {
         let resp = self.exchange(req, recorded, recorded_body, expect, timeout)?;
         let messages = resp.messages();
         // For `save`: the response among the body's messages.
-        self.last_response = messages
+        self.core.last_response = messages
             .iter()
             .find(|m| {
                 m.get("method").is_none() && (m.get("result").is_some() || m.get("error").is_some())
@@ -260,23 +258,14 @@ impl Session {
         Ok(fails)
     }
 
-    pub(crate) fn http_initialize(
+    pub(super) fn http_initialize(
         &mut self,
         i: &HttpInitSpec,
         expect: Option<&Expect>,
         timeout: Duration,
     ) -> Result<Vec<String>, Fatal> {
-        let mut params = default_initialize_params();
-        if let (Value::Object(base), Some(Value::Object(over))) = (&mut params, &i.params) {
-            for (k, v) in over {
-                if v.is_null() {
-                    base.remove(k);
-                } else {
-                    base.insert(k.clone(), v.clone());
-                }
-            }
-        }
-        let id = self.alloc_id();
+        let params = initialize_params(i.params.as_ref());
+        let id = self.core.alloc_id();
         let msg = json!({"jsonrpc": "2.0", "id": id, "method": "initialize", "params": params});
         let defaults = [
             ("Content-Type", "application/json".to_string()),
@@ -293,7 +282,7 @@ impl Session {
         let messages = resp.messages();
         let mut fails = Self::check_http_response(expect, &resp, &messages, true);
         let response = find_response(&messages, &id);
-        self.last_response = response.map(|(_, r)| r.clone());
+        self.core.last_response = response.map(|(_, r)| r.clone());
         match (response, expect) {
             (Some((_, r)), Some(e)) => fails.extend(check_response(e, r, false)),
             (Some((_, r)), None) => {
@@ -328,7 +317,7 @@ impl Session {
         let version = messages
             .iter()
             .find_map(|m| m.pointer("/result/protocolVersion").and_then(Value::as_str))
-            .unwrap_or(HTTP_INIT_VERSION)
+            .unwrap_or(SESSION_ERA)
             .to_string();
         let note = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
         let mut mcp = vec![("MCP-Protocol-Version", version)];
@@ -353,7 +342,7 @@ impl Session {
         Ok(fails)
     }
 
-    pub(crate) fn http_call(
+    pub(super) fn http_call(
         &mut self,
         c: &HttpCallSpec,
         expect: Option<&Expect>,
@@ -378,7 +367,7 @@ impl Session {
         self.http_rpc(rpc, expect, timeout)
     }
 
-    pub(crate) fn http_request(
+    pub(super) fn http_request(
         &mut self,
         q: &HttpRequestSpec,
         expect: Option<&Expect>,
@@ -424,7 +413,7 @@ impl Session {
             tool_call,
         } = rpc;
         let meta_map = if stateless {
-            super::routes::stateless_meta(meta)
+            stateless_meta(meta)
         } else {
             match meta {
                 Some(Value::Object(m)) => m.clone(),
@@ -433,7 +422,7 @@ impl Session {
         };
         let mut mcp: Vec<(&str, String)> = Vec::new();
         if stateless {
-            mcp.push(("MCP-Protocol-Version", STATELESS_VERSION.into()));
+            mcp.push(("MCP-Protocol-Version", STATELESS_ERA.into()));
             mcp.push(("Mcp-Method", method.to_string()));
             // The header the transport routes on: the tool, resource or task named.
             if let Some(name) = ["name", "uri", "taskId"]
@@ -459,7 +448,7 @@ impl Session {
         }
         let id = match id {
             Some(id) => id.clone(),
-            None => self.alloc_id(),
+            None => self.core.alloc_id(),
         };
         let mut msg = json!({"jsonrpc": "2.0", "id": id, "method": method});
         if !params.is_empty() || tool_call {
@@ -485,9 +474,9 @@ impl Session {
         let mut fails = Self::check_http_response(expect, &resp, &messages, true);
         match find_response(&messages, &id) {
             Some((at, r)) => {
-                self.last_response = Some(r.clone());
+                self.core.last_response = Some(r.clone());
                 // What the server sent on this response before the result.
-                self.seen = messages[..at]
+                self.core.seen = messages[..at]
                     .iter()
                     .filter(|m| m.get("method").is_some())
                     .cloned()
@@ -496,7 +485,7 @@ impl Session {
                     Some(e) => {
                         fails.extend(check_response(e, r, tool_call));
                         if !e.notifications.is_empty() {
-                            fails.extend(check_notifications(&e.notifications, &self.seen));
+                            fails.extend(check_notifications(&e.notifications, &self.core.seen));
                         }
                     }
                     None => {
@@ -536,7 +525,7 @@ struct Rpc<'a> {
 
 /// The JSON-RPC response with `id` among `messages` (not a request or notification),
 /// with its position.
-pub(crate) fn find_response<'a>(messages: &'a [Value], id: &Value) -> Option<(usize, &'a Value)> {
+fn find_response<'a>(messages: &'a [Value], id: &Value) -> Option<(usize, &'a Value)> {
     messages
         .iter()
         .enumerate()
@@ -544,7 +533,7 @@ pub(crate) fn find_response<'a>(messages: &'a [Value], id: &Value) -> Option<(us
 }
 
 /// A body for the transcript: the text, or `<N bytes>` when long.
-pub(crate) fn recorded_text(b: &[u8]) -> Value {
+fn recorded_text(b: &[u8]) -> Value {
     if b.len() > RECORDED_BODY_MAX {
         json!(format!("<{} bytes>", b.len()))
     } else {

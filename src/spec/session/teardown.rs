@@ -1,5 +1,6 @@
-//! The end of a running case: signals, process assertions, the server's exit, leftover
-//! processes (the orphan check), stderr expectations, startup failures.
+//! The end of a running case, whatever its transport: the steps about the process
+//! (signals, `assert_no_process`), the server's exit, leftover processes (the orphan
+//! check), stderr expectations, startup failures.
 
 use std::process::ExitStatus;
 use std::thread;
@@ -9,14 +10,15 @@ use nix::sys::signal::Signal;
 use nix::unistd::Pid;
 use serde_json::{Value, json};
 
-use super::matcher::quote;
-use super::model::{Case, ExpectExit};
+use crate::spec::display::{quote, truncate};
+use crate::spec::findings::TeardownFault;
+use crate::spec::model::{Case, ExpectExit};
+use crate::spec::process::{describe_status, matching_processes, processes_with_marker};
 
-use super::process::*;
-use super::session::*;
+use super::transport::Session;
 
-impl Session {
-    pub(crate) fn signal_step(
+impl dyn Session + '_ {
+    pub(super) fn signal_step(
         &mut self,
         name: &str,
         expect_exit: Option<&ExpectExit>,
@@ -26,10 +28,8 @@ impl Session {
             Ok(s) => s,
             Err(_) => return vec![format!("unknown signal {name}")],
         };
-        if self.record {
-            self.transcript.push(json!({"signal": name}));
-        }
-        if let Err(e) = self.server.signal(sig) {
+        self.core_mut().record(json!({"signal": name}));
+        if let Err(e) = self.core_mut().server.signal(sig) {
             return vec![format!("cannot send SIG{name}: {e}")];
         }
         let Some(x) = expect_exit else {
@@ -37,19 +37,24 @@ impl Session {
         };
         let within = x.within_ms.map(Duration::from_millis).unwrap_or(timeout);
         let start = Instant::now();
-        let status = self.server.wait_exit(within);
-        self.drain();
+        let status = self.core_mut().server.wait_exit(within);
+        self.listen(Duration::ZERO);
         match status {
             None => vec![format!(
                 "expected the server to exit within {}ms of SIG{name}, but it is still running",
                 within.as_millis()
             )],
             Some(st) => {
-                self.exit_checked = true;
-                if self.record {
-                    self.transcript.push(json!({"exit": st.code().map(Value::from).unwrap_or_else(|| json!(describe_status(st)))}));
-                }
-                if self.exited_as_wanted(st, x.code, sig == Signal::SIGTERM) {
+                self.core_mut().exit_checked = true;
+                let exit = st
+                    .code()
+                    .map(Value::from)
+                    .unwrap_or_else(|| json!(describe_status(st)));
+                self.core_mut().record(json!({"exit": exit}));
+                if self
+                    .core()
+                    .exited_as_wanted(st, x.code, sig == Signal::SIGTERM)
+                {
                     Vec::new()
                 } else {
                     vec![format!(
@@ -63,18 +68,7 @@ impl Session {
         }
     }
 
-    /// Whether the server exited with `want`; after a SIGTERM, dying of it counts as
-    /// exiting 0 for a server not held to the boris profile (`Case::sigterm_death_ok`).
-    fn exited_as_wanted(&self, st: ExitStatus, want: i32, after_sigterm: bool) -> bool {
-        use std::os::unix::process::ExitStatusExt;
-        st.code() == Some(want)
-            || (want == 0
-                && after_sigterm
-                && self.sigterm_death_ok
-                && st.signal() == Some(Signal::SIGTERM as i32))
-    }
-
-    pub(crate) fn assert_no_process(&mut self, pattern: &str, timeout: Duration) -> Vec<String> {
+    pub(super) fn assert_no_process(&mut self, pattern: &str, timeout: Duration) -> Vec<String> {
         let re = match regex::Regex::new(pattern) {
             Ok(r) => r,
             Err(e) => return vec![format!("invalid regex /{pattern}/: {e}")],
@@ -88,7 +82,7 @@ impl Session {
             if Instant::now() >= deadline {
                 let list: Vec<String> = found
                     .iter()
-                    .map(|(pid, cmd)| format!("{pid} {}", super::matcher::truncate(cmd, 200)))
+                    .map(|(pid, cmd)| format!("{pid} {}", truncate(cmd, 200)))
                     .collect();
                 return vec![format!(
                     "expected no process matching /{pattern}/, but after {}ms found: {}",
@@ -96,47 +90,43 @@ impl Session {
                     list.join("; ")
                 )];
             }
-            self.drain_for(Duration::from_millis(50));
+            self.listen(Duration::from_millis(50));
             thread::sleep(Duration::from_millis(10));
         }
     }
 
-    /// Stdio: closes stdin; HTTP: sends SIGTERM. Then waits for the exit, checks the
-    /// exit code (unless a `signal` step already did) and stderr.
+    /// Asks the server to end (stdio: closes stdin; HTTP: sends SIGTERM), waits for its
+    /// exit, checks the exit code (unless a `signal` step already did), its stderr, and
+    /// that it left no process behind.
     pub(crate) fn finish(&mut self, case: &Case, exit_timeout: Duration) {
-        self.drain();
-        let how = if self.http() { "SIGTERM" } else { "stdin EOF" };
-        if self.http() {
-            if self.server.poll_exit().is_none() {
-                let _ = self.server.signal(Signal::SIGTERM);
-            }
-        } else {
-            self.server.close_stdin();
-        }
-        let exited = self.wait_exit_within(exit_timeout);
-        match exited {
+        self.listen(Duration::ZERO);
+        let ending = self.ask_to_exit();
+        let how = ending.how;
+        match self.wait_exit_within(exit_timeout) {
             None => {
-                self.failures.push(format!(
-                    "server did not exit within {}ms after {how} (killed)",
-                    exit_timeout.as_millis()
-                ));
-                self.server.kill();
+                let core = self.core_mut();
+                core.teardown_fault(TeardownFault::DoesNotExit {
+                    how,
+                    waited_ms: exit_timeout.as_millis(),
+                });
+                core.server.kill();
             }
             Some(st) => {
                 let want = case.exit_code.unwrap_or(0);
                 // The harness's own SIGTERM ends an HTTP case (a case's exit_code is exact).
-                let by_our_sigterm = self.http() && case.exit_code.is_none();
-                if !self.exit_checked && !self.exited_as_wanted(st, want, by_our_sigterm) {
-                    self.failures.push(format!(
+                let by_our_signal = ending.by_signal && case.exit_code.is_none();
+                let core = self.core_mut();
+                if !core.exit_checked && !core.exited_as_wanted(st, want, by_our_signal) {
+                    core.failures.push(format!(
                         "expected exit code {want} after {how}, but the server {}",
                         describe_status(st)
                     ));
                 }
-                self.server.kill(); // stragglers in the group
+                core.server.kill(); // stragglers in the group
             }
         }
-        self.server.close_stdin();
-        self.drain_for(Duration::from_millis(500));
+        self.core_mut().server.close_stdin();
+        self.listen(Duration::from_millis(500));
         self.check_stderr(case);
         self.check_no_leftover_processes();
     }
@@ -144,22 +134,20 @@ impl Session {
     /// No process the server started may outlive it (DESIGN §3: no orphans). Every such
     /// process carries the case's marker in its environment; the ones still alive a
     /// second after the server exited fail the case, and are killed.
-    pub(crate) fn check_no_leftover_processes(&mut self) {
+    fn check_no_leftover_processes(&mut self) {
         let deadline = Instant::now() + Duration::from_secs(1);
         loop {
-            let left = processes_with_marker(&self.server.marker);
+            let left = processes_with_marker(&self.core().server.marker);
             if left.is_empty() {
                 return;
             }
             if Instant::now() >= deadline {
                 let list: Vec<String> = left
                     .iter()
-                    .map(|(pid, cmd)| format!("{pid} {}", super::matcher::truncate(cmd, 200)))
+                    .map(|(pid, cmd)| format!("{pid} {}", truncate(cmd, 200)))
                     .collect();
-                self.failures.push(format!(
-                    "processes started by the server outlived it: {}",
-                    list.join("; ")
-                ));
+                self.core_mut()
+                    .teardown_fault(TeardownFault::LeavesProcesses(list));
                 for (pid, _) in left {
                     let _ = nix::sys::signal::kill(Pid::from_raw(pid), Signal::SIGKILL);
                 }
@@ -170,14 +158,15 @@ impl Session {
     }
 
     /// Waits up to `limit` for the server to exit, reading its output meanwhile.
-    pub(crate) fn wait_exit_within(&mut self, limit: Duration) -> Option<ExitStatus> {
+    fn wait_exit_within(&mut self, limit: Duration) -> Option<ExitStatus> {
         let deadline = Instant::now() + limit;
         while Instant::now() < deadline {
-            self.drain_for(Duration::from_millis(10));
-            if let Some(st) = self.server.poll_exit() {
+            self.listen(Duration::from_millis(10));
+            let server = &mut self.core_mut().server;
+            if let Some(st) = server.poll_exit() {
                 return Some(st);
             }
-            if self.server.stdout_closed {
+            if server.stdout_closed {
                 thread::sleep(Duration::from_millis(10));
             }
         }
@@ -185,44 +174,47 @@ impl Session {
     }
 
     /// `expect_startup_failure`: the server must exit non-zero by itself.
-    pub(crate) fn run_startup_failure(&mut self, case: &Case) {
-        let exited = self.wait_exit_within(self.timeout);
+    pub(super) fn run_startup_failure(&mut self, case: &Case) {
+        let timeout = self.core().timeout;
+        let exited = self.wait_exit_within(timeout);
+        let core = self.core_mut();
         match exited {
             None => {
-                self.failures.push(format!(
+                core.failures.push(format!(
                     "expected the server to fail at startup, but it was still running after {}ms",
-                    self.timeout.as_millis()
+                    timeout.as_millis()
                 ));
-                self.server.kill();
+                core.server.kill();
             }
             Some(st) => match (st.code(), case.exit_code) {
-                (Some(0), _) => self
+                (Some(0), _) => core
                     .failures
                     .push("expected a startup failure, but the server exited with code 0".into()),
-                (Some(c), Some(want)) if c != want => self.failures.push(format!(
+                (Some(c), Some(want)) if c != want => core.failures.push(format!(
                     "expected a startup failure with exit code {want}, got {c}"
                 )),
-                (None, _) => self.failures.push(format!(
+                (None, _) => core.failures.push(format!(
                     "expected a startup failure (non-zero exit), but the server {}",
                     describe_status(st)
                 )),
                 _ => {}
             },
         }
-        self.server.kill();
-        self.drain_for(Duration::from_millis(500));
+        core.server.kill();
+        self.listen(Duration::from_millis(500));
         self.check_stderr(case);
     }
 
-    pub(crate) fn check_stderr(&mut self, case: &Case) {
-        let stderr = self.server.stderr_text();
+    fn check_stderr(&mut self, case: &Case) {
+        let core = self.core_mut();
+        let stderr = core.server.stderr_text();
         let mut wanted: Vec<&String> = case.stderr_contains.iter().collect();
         if let Some(sf) = &case.expect_startup_failure {
             wanted.extend(sf.stderr_contains.iter());
         }
         for w in wanted {
             if !stderr.contains(w.as_str()) {
-                self.failures.push(format!(
+                core.failures.push(format!(
                     "expected the server's stderr to contain {}",
                     quote(w)
                 ));
@@ -230,7 +222,7 @@ impl Session {
         }
         for w in case.stderr_not_contains.iter() {
             if stderr.contains(w.as_str()) {
-                self.failures.push(format!(
+                core.failures.push(format!(
                     "expected the server's stderr not to contain {}",
                     quote(w)
                 ));

@@ -1,0 +1,262 @@
+//! `boris-spec run`: the suite against a server, one line per case, the summary, and
+//! the reports (`--baseline`, `--report`, `--json`, `--junit`, `--scores`).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use boris::spec::junit::{self, JunitCase, JunitResult};
+use boris::spec::{self, CaseOutcome, RunOptions, report};
+
+use super::{SuiteArgs, find_adapter};
+
+#[derive(clap::Args)]
+pub(crate) struct RunArgs {
+    /// Shell command that starts the server on stdio (run by /bin/sh -c in each case's
+    /// temp workdir; a relative first word containing `/` is resolved against the
+    /// current directory). HTTP cases append --http-args to it.
+    #[arg(long)]
+    server: String,
+    #[command(flatten)]
+    suite: SuiteArgs,
+    /// How the server spells each capability: a built-in adapter (boris,
+    /// boris-anthropic-compat, boris-pipe, server-filesystem, desktop-commander,
+    /// litecode) or an adapter file. Cases it cannot run are reported as unsupported.
+    #[arg(long, value_name = "NAME|FILE", default_value = "boris")]
+    adapter: String,
+    /// Expected failures: a YAML map of case path → why. Those cases failing does not
+    /// fail the run; one of them passing does (the baseline is stale).
+    #[arg(long, value_name = "FILE")]
+    baseline: Option<PathBuf>,
+    /// Write a markdown report: the score per capability and every case that did not
+    /// pass, with why.
+    #[arg(long, value_name = "FILE")]
+    report: Option<PathBuf>,
+    /// Write every case's result as JSON.
+    #[arg(long, value_name = "FILE")]
+    json: Option<PathBuf>,
+    /// Print the score per capability after the summary.
+    #[arg(long)]
+    scores: bool,
+    /// Write JUnit XML to this file.
+    #[arg(long, value_name = "FILE")]
+    junit: Option<PathBuf>,
+    /// Run only cases with this tag (repeatable: any of them).
+    #[arg(long = "only", value_name = "TAG")]
+    only: Vec<String>,
+    /// Skip cases with this tag (repeatable).
+    #[arg(long = "skip", value_name = "TAG")]
+    skip: Vec<String>,
+    /// Default per-wait timeout in milliseconds (a case's `timeout_ms` wins).
+    #[arg(long, value_name = "N", default_value_t = boris::spec::model::DEFAULT_TIMEOUT_MS)]
+    timeout_ms: u64,
+    /// Cases run in parallel (each starts its own server).
+    #[arg(long, short = 'j', value_name = "N", default_value_t = 1)]
+    jobs: usize,
+    /// Arguments appended to the server command (before the case's `args`) for HTTP
+    /// runs; `{port}` becomes a free loopback port. Default: the adapter's `http_args`,
+    /// else "--transport http --port 0".
+    #[arg(long, value_name = "ARGS", allow_hyphen_values = true)]
+    http_args: Option<String>,
+    /// Regex that finds the bound `host:port` in an HTTP server's stderr (group 1 if
+    /// it has one, else the whole match).
+    #[arg(long, value_name = "REGEX", default_value = boris::spec::runner::DEFAULT_HTTP_ADDR_REGEX)]
+    http_addr_regex: String,
+    /// Transports to run each case over: stdio, http or all (repeatable or
+    /// comma-separated). A case about one transport runs on its own only; the adapter
+    /// says which the server has.
+    #[arg(
+        long,
+        value_name = "stdio|http|all",
+        value_delimiter = ',',
+        default_value = "all"
+    )]
+    transport: Vec<String>,
+    /// Protocol eras: 2025-11-25 (initialize), 2026-07-28 (stateless), or all.
+    #[arg(
+        long,
+        value_name = "ERA|all",
+        value_delimiter = ',',
+        default_value = "all"
+    )]
+    era: Vec<String>,
+}
+
+pub(crate) fn main(args: RunArgs) -> ExitCode {
+    let cwd = match std::env::current_dir() {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("boris-spec: cannot read the current directory: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let cases = match args.suite.cases() {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("boris-spec: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let baseline = match &args.baseline {
+        None => report::Baseline::new(),
+        Some(f) => match std::fs::read_to_string(f)
+            .map_err(|e| e.to_string())
+            .and_then(|t| report::parse_baseline(&t))
+        {
+            Ok(b) => b,
+            Err(e) => {
+                eprintln!("boris-spec: --baseline {}: {e}", f.display());
+                return ExitCode::from(2);
+            }
+        },
+    };
+    let adapter = match find_adapter(&args.adapter) {
+        Ok(a) => a,
+        Err(code) => return code,
+    };
+    if let Err(e) = regex::Regex::new(&args.http_addr_regex) {
+        eprintln!("boris-spec: --http-addr-regex: {e}");
+        return ExitCode::from(2);
+    }
+    let routes = match boris::spec::Route::select(&args.transport, &args.era) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("boris-spec: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let mut opts = RunOptions::new(spec::resolve_server_command(&args.server, &cwd));
+    opts.routes = routes;
+    opts.http_args = args.http_args;
+    opts.http_addr_regex = args.http_addr_regex;
+    opts.default_timeout = Duration::from_millis(args.timeout_ms);
+    opts.only = args.only;
+    opts.skip = args.skip;
+    opts.adapter = adapter;
+
+    let outcomes = spec::run_files(&cases, &opts, args.jobs, |o| print_outcome(o, &baseline));
+
+    let passed = outcomes.iter().filter(|o| o.passed && !o.skipped).count();
+    let failed = outcomes.iter().filter(|o| !o.passed).count();
+    let expected = outcomes
+        .iter()
+        .filter(|o| {
+            matches!(
+                report::Status::of(o, &baseline),
+                report::Status::Expected(_)
+            )
+        })
+        .count();
+    let stale = report::stale_entries(&outcomes, &baseline);
+    // Teardown faults the adapter set aside: once each, not once per case.
+    let findings = report::run_findings(&outcomes);
+    let ran = report::cases_run(&outcomes);
+    for f in &findings {
+        println!("{}", report::finding_line(f, ran, &baseline));
+    }
+    let new_findings = findings
+        .iter()
+        .filter(|f| !baseline.contains_key(f.key))
+        .count();
+    if expected > 0 {
+        println!("{expected} of the failures are expected by the baseline");
+    }
+    for s in &stale {
+        println!("STALE baseline entry {s}: the case did not fail");
+    }
+    let skipped = outcomes.iter().filter(|o| o.skipped).count();
+    let unsupported = outcomes.iter().filter(|o| o.unsupported.is_some()).count();
+    if unsupported > 0 {
+        println!(
+            "{unsupported} not supported by the {} adapter (counted as skipped)",
+            opts.adapter.name
+        );
+    }
+    if skipped > 0 {
+        println!("{passed} passed, {failed} failed, {skipped} skipped");
+    } else {
+        println!("{passed} passed, {failed} failed");
+    }
+
+    if args.scores {
+        print!(
+            "{}",
+            report::render_scores(&report::capability_scores(&outcomes, &baseline))
+        );
+    }
+    let name = opts.adapter.name.clone();
+    if let Some(file) = &args.report
+        && let Err(e) = std::fs::write(file, report::render_markdown(&name, &outcomes, &baseline))
+    {
+        eprintln!("boris-spec: cannot write {}: {e}", file.display());
+        return ExitCode::from(2);
+    }
+    if let Some(file) = &args.json {
+        let text = report::to_json(&name, &outcomes, &baseline).to_string();
+        if let Err(e) = std::fs::write(file, text) {
+            eprintln!("boris-spec: cannot write {}: {e}", file.display());
+            return ExitCode::from(2);
+        }
+    }
+    if let Some(file) = &args.junit {
+        let cases: Vec<JunitCase> = outcomes.iter().map(to_junit).collect();
+        if let Err(e) = std::fs::write(file, junit::render("boris-spec", &cases)) {
+            eprintln!("boris-spec: cannot write {}: {e}", file.display());
+            return ExitCode::from(2);
+        }
+    }
+    if failed > expected || !stale.is_empty() || new_findings > 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+fn print_outcome(o: &CaseOutcome, baseline: &report::Baseline) {
+    let path = o.path.display();
+    if let report::Status::Expected(why) = report::Status::of(o, baseline) {
+        println!("XFAIL {path}: {why}");
+    } else if let Some(reason) = &o.unsupported {
+        println!("UNSUPPORTED {path}: {reason}");
+    } else if o.skipped {
+        println!("SKIP {path}");
+    } else if o.passed {
+        println!("PASS {path}");
+    } else {
+        let mut lines = o.failures.iter();
+        let first = lines.next().map(String::as_str).unwrap_or("failed");
+        println!("FAIL {path}: {}", indent_rest(first));
+        for f in lines {
+            println!("    {}", indent_rest(f));
+        }
+    }
+}
+
+/// Indents the continuation lines of a multi-line failure message.
+fn indent_rest(s: &str) -> String {
+    s.replace('\n', "\n    ")
+}
+
+fn to_junit(o: &CaseOutcome) -> JunitCase {
+    let result = if o.skipped {
+        JunitResult::Skipped
+    } else if o.passed {
+        JunitResult::Passed
+    } else {
+        JunitResult::Failed {
+            message: o.failures.first().cloned().unwrap_or_default(),
+            details: o.failures.join("\n"),
+        }
+    };
+    JunitCase {
+        name: o.path.display().to_string(),
+        classname: spec::classname(&o.path),
+        time: o.duration,
+        result,
+        stderr: if o.passed {
+            String::new()
+        } else {
+            o.stderr.clone()
+        },
+    }
+}
