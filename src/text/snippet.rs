@@ -29,6 +29,11 @@ pub fn context_snippet(old: &str, new: &str, context: usize) -> String {
     for (start, end) in ranges {
         let start = start.saturating_sub(context);
         let end = (end + context).min(new_lines.len());
+        if start == end {
+            // A deletion with no context around it: no line of the new text to show
+            // (an empty part would print a blank line the file does not have).
+            continue;
+        }
         match merged.last_mut() {
             Some(last) if start <= last.1 => last.1 = last.1.max(end),
             _ => merged.push((start, end)),
@@ -93,6 +98,14 @@ mod tests {
 
     fn numbered(n: usize) -> String {
         (1..=n).map(|i| format!("line {i}\n")).collect()
+    }
+
+    /// A deletion shown with no context prints no blank line of its own (a proptest
+    /// found it: the diff may pair a replaced line as a deletion and an insertion).
+    #[test]
+    fn a_bare_deletion_adds_no_line() {
+        assert_eq!(context_snippet("a\nb\nc", "a\nc", 0), "...");
+        assert_eq!(context_snippet("a\nb\nc", "a\nc\nx", 0), "...\nx");
     }
 
     #[test]
