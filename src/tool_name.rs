@@ -56,6 +56,14 @@ tools! {
     StrReplaceEditor = "str_replace_editor", None, Never;
     Grep = "grep", None, Always;
     Glob = "glob", None, Never;
+    /// Code intelligence from language servers (issue 20).
+    Diagnostics = "diagnostics", None, Never;
+    Definition = "definition", None, Never;
+    References = "references", None, Never;
+    Hover = "hover", None, Never;
+    Symbols = "symbols", None, Never;
+    Rename = "rename", None, Never;
+    LanguageServers = "language_servers", None, Never;
     /// Claude Code's (`--tool-profile claude-code`).
     CcBash = "Bash", Some(ToolName::Bash), UnlessBackground;
     CcRead = "Read", Some(ToolName::View), Never;
@@ -67,6 +75,7 @@ tools! {
     CcGlob = "Glob", Some(ToolName::Glob), Never;
     CcTaskOutput = "TaskOutput", Some(ToolName::TaskOutput), Never;
     CcTaskStop = "TaskStop", Some(ToolName::TaskStop), Never;
+    CcLsp = "LSP", None, Never;
 }
 
 impl ToolName {

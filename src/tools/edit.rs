@@ -252,8 +252,10 @@ pub fn edit_file(
             edits[0].replace_all,
         )
     };
+    drop(_edit);
+    let note = super::code::after_write(ctx, path, Some(&content), &new_content);
     ctx.ws.record_write(&path.real, Some(content), &new_content);
-    Ok(text_result(result))
+    Ok(super::code::with_diagnostics(text_result(result), note))
 }
 
 /// The result of one successful replacement: the count for replace_all, else the line

@@ -6,13 +6,18 @@
 
 pub mod bash;
 pub mod claude_code;
+pub mod claude_code_lsp;
+pub mod code;
 pub mod create;
+pub mod diagnostics;
 pub mod edit;
 pub mod editor;
 pub mod glob;
 pub mod grep;
 pub mod insert;
+pub mod navigate;
 pub mod pipe;
+pub mod rename;
 pub mod schema;
 pub mod shell;
 pub mod tasks;
@@ -164,6 +169,7 @@ fn catalogue(config: &Config) -> Vec<Tool> {
         grep::tool(config.anthropic_compat),
         glob::tool(config.anthropic_compat),
     ]);
+    tools.extend(code_tools());
     keep_enabled(config, ToolName::Bash, &mut tools);
     tools
 }
@@ -230,10 +236,25 @@ pub fn tool_name(config: &Config, tool: ToolName) -> &'static str {
     }
 }
 
+/// The code-intelligence tools (issue 20), in every profile but claude-code (which has
+/// Claude Code's `LSP` instead).
+fn code_tools() -> Vec<Tool> {
+    vec![
+        diagnostics::tool(),
+        navigate::definition_tool(),
+        navigate::references_tool(),
+        navigate::hover_tool(),
+        navigate::symbols_tool(),
+        rename::tool(),
+        diagnostics::servers_tool(),
+    ]
+}
+
 /// The claude-code profile's tools, by the same rules: `--disable-tools` (by either name,
 /// `Read` or `view`), the task tools only beside Bash, sorted by name.
 fn claude_code_catalogue(config: &Config) -> Vec<Tool> {
     let mut tools = claude_code::tools();
+    tools.push(claude_code_lsp::tool());
     keep_enabled(config, ToolName::CcBash, &mut tools);
     tools
 }
@@ -380,6 +401,14 @@ fn dispatch_blocking(
         ToolName::CcNotebookEdit => claude_code::in_claude_code_words(
             parse(name, args).and_then(|a| claude_code::notebook_edit(ctx, a)),
         ),
+        ToolName::Diagnostics => parse(name, args).and_then(|a| diagnostics::run(ctx, a, ct)),
+        ToolName::Definition => parse(name, args).and_then(|a| navigate::definition(ctx, a, ct)),
+        ToolName::References => parse(name, args).and_then(|a| navigate::references(ctx, a, ct)),
+        ToolName::Hover => parse(name, args).and_then(|a| navigate::hover(ctx, a, ct)),
+        ToolName::Symbols => parse(name, args).and_then(|a| navigate::symbols(ctx, a, ct)),
+        ToolName::Rename => parse(name, args).and_then(|a| rename::run(ctx, a, ct)),
+        ToolName::LanguageServers => parse(name, args).and_then(|a| diagnostics::servers(ctx, a)),
+        ToolName::CcLsp => parse(name, args).and_then(|a| claude_code_lsp::run(ctx, a, ct)),
         // The async tools are dispatched before this is reached.
         ToolName::Bash
         | ToolName::CcBash
