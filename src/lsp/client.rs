@@ -293,7 +293,10 @@ impl Server {
         });
         #[allow(deprecated)] // root_uri: older servers read it rather than the folders.
         let params = InitializeParams {
-            process_id: Some(std::process::id()),
+            // A server watches this pid and exits when it is gone; inside the sandbox's
+            // PID namespace Boris's pid names nothing (typescript-language-server quit
+            // after 3 s), and the sandbox kills the server with the session anyway.
+            process_id: launch.jail.is_none().then(std::process::id),
             root_uri: Some(root_uri),
             capabilities: capabilities(),
             workspace_folders: Some(folder),

@@ -184,6 +184,27 @@ pub fn symbol_columns(line: &str, name: &str) -> Vec<usize> {
     if whole.is_empty() { all } else { whole }
 }
 
+/// The first line (1-based) on which `symbol` occurs as a whole word (else at all).
+pub fn first_line_with(text: &str, symbol: &str) -> Option<usize> {
+    if symbol.is_empty() {
+        return None;
+    }
+    let lines: Vec<&str> = line_spans(text).iter().map(|&(a, b)| &text[a..b]).collect();
+    let whole = |l: &str| {
+        let n = symbol.chars().count();
+        symbol_columns(l, symbol).iter().any(|&c| {
+            let before = c.checked_sub(1).and_then(|p| l.chars().nth(p));
+            let after = l.chars().nth(c + n);
+            !before.is_some_and(is_ident) && !after.is_some_and(is_ident)
+        })
+    };
+    lines
+        .iter()
+        .position(|l| whole(l))
+        .or_else(|| lines.iter().position(|l| l.contains(symbol)))
+        .map(|i| i + 1)
+}
+
 /// A position a model gave: `line1` (1-based), and `symbol` (its `occurrence`-th
 /// occurrence on the line, 1-based, default the first) or `column1` (1-based, in
 /// characters). The symbol wins when both are given. Returns the 0-based line and
@@ -282,6 +303,16 @@ mod tests {
             Err(PositionError::LineOutOfRange { lines: 1 })
         );
         assert_eq!(resolve("abc", 1, None, None, Some(3)), Ok((0, 2)));
+        assert_eq!(
+            first_line_with("import helpers\nhelper()\n", "helper"),
+            Some(2)
+        );
+        assert_eq!(
+            first_line_with("helpers\n", "helper"),
+            Some(1),
+            "no whole word: any"
+        );
+        assert_eq!(first_line_with("x\n", "helper"), None);
         assert!(matches!(
             resolve("abc", 1, Some("zz"), None, None),
             Err(PositionError::SymbolNotOnLine { .. })

@@ -91,6 +91,23 @@ pub const CAPABILITIES: &[(&str, &str)] = &[
         "find_files",
         "pattern, path? — files whose name or relative path matches a glob",
     ),
+    // Code intelligence (issue 20): answered by a language server.
+    (
+        "diagnostics",
+        "path — the errors a language server reports in a file",
+    ),
+    (
+        "definition",
+        "path, line, symbol — where the symbol named on that line (1-based) is defined",
+    ),
+    (
+        "references",
+        "path, line, symbol — every reference to the symbol defined on that line of that file",
+    ),
+    (
+        "rename",
+        "path, line, symbol, new_name — the symbol defined on that line renamed everywhere, every file at once",
+    ),
 ];
 
 /// Derived values (module docs) and the step values each stands for: a step value is

@@ -68,7 +68,7 @@ const OPERATIONS: &[&str] = &[
 fn at(args: &LspArgs) -> PositionArgs {
     PositionArgs {
         path: args.file_path.clone(),
-        line: args.line,
+        line: Some(args.line),
         symbol: None,
         occurrence: None,
         column: Some(args.character),

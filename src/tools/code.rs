@@ -207,9 +207,39 @@ pub fn read_text(
     ))
 }
 
-/// The readiness of an answer from `server`, waiting first (up to `until`) for any
-/// indexing to end.
+/// The readiness of an answer about `synced` from `server`, waiting first (up to
+/// `until`) for the server to have checked the document as it is now (its diagnostics
+/// published: the project around it is loaded then; typescript-language-server answers
+/// references with the open file only before that) and for any indexing to end.
+/// `seq` is the server's change counter from before the document was synced.
 pub fn settle(
+    server: &Arc<Server>,
+    synced: &Synced,
+    seq: u64,
+    until: Instant,
+    ct: &CancellationToken,
+) -> ToolResult<Readiness> {
+    let s = server.clone();
+    let (uri, version) = (synced.uri.clone(), synced.version);
+    let after = if synced.changed { seq } else { 0 };
+    let ready = run(ct, async move {
+        let checked = s
+            .wait_published(&uri, version, after, until)
+            .await
+            .is_some();
+        let idle = s.wait_idle(until).await;
+        checked && idle
+    })?;
+    Ok(if ready {
+        Readiness::Ready
+    } else {
+        Readiness::Indexing
+    })
+}
+
+/// The readiness of a server with no document in question: waits up to `until` for any
+/// indexing to end.
+pub fn settle_idle(
     server: &Arc<Server>,
     until: Instant,
     ct: &CancellationToken,

@@ -25,8 +25,10 @@ use tokio_util::sync::CancellationToken;
 pub struct PositionArgs {
     /// The file: absolute, or relative to the working directory.
     pub path: String,
-    /// The line (1-based, as view shows it).
-    pub line: usize,
+    /// The line (1-based, as view shows it). Without it: the first line where symbol
+    /// occurs.
+    #[serde(default)]
+    pub line: Option<usize>,
     /// The symbol's name as written on that line (e.g. a function name); its first
     /// occurrence on the line unless occurrence says otherwise. Give this or column.
     #[serde(default)]
@@ -180,6 +182,9 @@ pub fn locations(resp: Option<lsp_types::GotoDefinitionResponse>) -> Vec<(Url, R
 pub struct Asked {
     pub target: Target,
     pub server: Arc<Server>,
+    pub synced: crate::lsp::client::Synced,
+    /// The server's change counter before the document was synced.
+    pub seq: u64,
     pub position: lsp_types::Position,
     pub uri: Url,
     pub until: Instant,
@@ -191,11 +196,28 @@ pub fn ask(ctx: &Ctx, at: &PositionArgs, ct: &CancellationToken) -> ToolResult<A
     let target = code::target(ctx, &at.path)?;
     let until = Instant::now() + ctx.shared.config.lsp_timeout;
     let server = code::server(ctx, &target, ct)?;
+    let seq = server.seq();
     let synced = code::sync(ctx, &server, &target)?;
+    let line = match (at.line, at.symbol.as_deref().filter(|s| !s.is_empty())) {
+        (Some(l), _) => l,
+        (None, Some(symbol)) => {
+            position::first_line_with(&synced.text, symbol).ok_or_else(|| {
+                ToolError::invalid(format!(
+                    "{symbol:?} does not occur in {}; give line and symbol as view shows them",
+                    target.label
+                ))
+            })?
+        }
+        (None, None) => {
+            return Err(ToolError::invalid(
+                "give line (1-based) and symbol (the name on that line), or line and column",
+            ));
+        }
+    };
     let position = code::position(
         &target,
         &synced.text,
-        at.line,
+        line,
         at.symbol.as_deref(),
         at.occurrence,
         at.column,
@@ -203,13 +225,15 @@ pub fn ask(ctx: &Ctx, at: &PositionArgs, ct: &CancellationToken) -> ToolResult<A
     )?;
     let symbol = match at.symbol.as_deref().filter(|s| !s.is_empty()) {
         Some(s) => s.to_string(),
-        None => format!("the symbol at {}:{}", at.line, at.column.unwrap_or(1)),
+        None => format!("the symbol at {line}:{}", at.column.unwrap_or(1)),
     };
     Ok(Asked {
         target,
         server,
         position,
-        uri: synced.uri,
+        uri: synced.uri.clone(),
+        synced,
+        seq,
         until,
         symbol,
     })
@@ -225,7 +249,7 @@ where
     R::Params: Clone + Send + 'static,
     R::Result: Send + 'static,
 {
-    let readiness = code::settle(&a.server, a.until, ct)?;
+    let readiness = code::settle(&a.server, &a.synced, a.seq, a.until, ct)?;
     let (server, until) = (a.server.clone(), a.until);
     let answer = code::run(ct, async move { server.request::<R>(params, until).await })?;
     answer.map(|r| (r, readiness)).map_err(|e| {
@@ -410,8 +434,9 @@ pub fn symbols(ctx: &Ctx, args: SymbolsArgs, ct: &CancellationToken) -> ToolResu
             let target = code::target(ctx, &path)?;
             let until = Instant::now() + ctx.shared.config.lsp_timeout;
             let server = code::server(ctx, &target, ct)?;
+            let seq = server.seq();
             let synced = code::sync(ctx, &server, &target)?;
-            let r = code::settle(&server, until, ct)?;
+            let r = code::settle(&server, &synced, seq, until, ct)?;
             let params = lsp_types::DocumentSymbolParams {
                 text_document: lsp_types::TextDocumentIdentifier {
                     uri: synced.uri.clone(),
@@ -448,11 +473,14 @@ fn workspace_symbols(
     ct: &CancellationToken,
 ) -> ToolResult<CallToolResult> {
     let until = Instant::now() + ctx.shared.config.lsp_timeout;
+    let mut readiness = Readiness::Ready;
     let servers: Vec<Arc<Server>> = match &path {
         Some(p) => {
             let t = code::target(ctx, p)?;
             let s = code::server(ctx, &t, ct)?;
-            code::sync(ctx, &s, &t)?;
+            let seq = s.seq();
+            let synced = code::sync(ctx, &s, &t)?;
+            readiness = code::settle(&s, &synced, seq, until, ct)?;
             vec![s]
         }
         None => ctx.ws.lsp.running(),
@@ -466,12 +494,11 @@ fn workspace_symbols(
         ));
     }
     let mut found: Vec<(String, String)> = Vec::new();
-    let mut readiness = Readiness::Ready;
     let mut languages = Vec::new();
     for server in servers {
         languages.push(server.language.clone());
         code::refresh_open_docs(ctx, &server);
-        if code::settle(&server, until, ct)? == Readiness::Indexing {
+        if code::settle_idle(&server, until, ct)? == Readiness::Indexing {
             readiness = Readiness::Indexing;
         }
         let params = lsp_types::WorkspaceSymbolParams {

@@ -15,7 +15,8 @@ TITLES = {
 }
 CAPS = ["read_file", "read_range", "read_from", "read_tail", "list_dir", "write_file",
         "replace", "replace_all", "multi_edit", "run", "run_background", "task_output",
-        "task_stop", "search", "search_files", "search_count", "find_files"]
+        "task_stop", "search", "search_files", "search_count", "find_files",
+        "diagnostics", "definition", "references", "rename"]
 OTHER = "(other: protocol, Claude Code's contract, Boris's own tools)"
 # The escape suite (issue 18 §4): every case under spec/sandbox/ also counts here.
 CONFINED = "shell confined to its scope (spec/sandbox/)"

@@ -23,6 +23,9 @@ mkdir -p "$CACHE" "$OUT"
 . "$ROOT/bench/lib.sh"
 
 LITECODE_VERSION=0.1.2
+# serena (issue 20 §6) and the pyright it runs, from the Python registry; see
+# spec/adapters/serena.yaml for the uvx shim.
+SERENA_PINS="serena-agent==2.1.0 pyright==1.1.403"
 
 BORIS="${BORIS_BIN:-$ROOT/target/debug/boris}"
 SPEC="${BORIS_SPEC_BIN:-$ROOT/target/debug/boris-spec}"
@@ -35,6 +38,7 @@ export DO_NOT_TRACK=1 NO_UPDATE_NOTIFIER=1 npm_config_update_notifier=false \
 FS_DIR="$CACHE/server-filesystem"
 DC_DIR="$CACHE/desktop-commander"
 LC_DIR="$CACHE/litecode"
+SE_DIR="$CACHE/serena"
 q() { printf "'%s'" "$1"; }
 declare -A SERVER=(
   [boris]="$(q "$BORIS") --transport stdio"
@@ -44,8 +48,11 @@ declare -A SERVER=(
   [desktop-commander]="node $(q "$DC_DIR/node_modules/@wonderwhy-er/desktop-commander/dist/index.js")"
   # litecode runs commands with $SHELL (zsh if unset, as on CI): pin bash, as for the rest.
   [litecode]="env SHELL=/bin/bash $(q "$LC_DIR/bin/litecode")"
+  # Its pyright through the uvx shim (no CPython download); the npm package the PyPI
+  # pyright wraps is cached once beside it.
+  [serena]="env PATH=$(q "$SE_DIR/shim"):$(q "$SE_DIR/venv/bin"):\"\$PATH\" PYRIGHT_PYTHON_CACHE_DIR=$(q "$SE_DIR/pyright") PYRIGHT_PYTHON_IGNORE_WARNINGS=1 $(q "$SE_DIR/venv/bin/serena")"
 )
-ORDER=(boris boris-anthropic-compat boris-pipe server-filesystem desktop-commander litecode)
+ORDER=(boris boris-anthropic-compat boris-pipe server-filesystem desktop-commander litecode serena)
 [ -n "${COMPAT_ONLY:-}" ] && read -r -a ORDER <<< "$COMPAT_ONLY"
 wants() { [[ " ${ORDER[*]} " == *" $1 "* ]]; }
 wants server-filesystem && { install_pinned "$ROOT/bench/reference" "$FS_DIR" \
@@ -59,6 +66,20 @@ if wants litecode && [ ! -x "$LC_DIR/bin/litecode" ]; then
     || { echo "compat: cargo install litecode failed"; exit 1; }
 fi
 
+if wants serena && [ "$(cat "$SE_DIR/pins" 2>/dev/null)" != "$SERENA_PINS" ]; then
+  echo "compat: installing $SERENA_PINS" >&2
+  rm -rf "$SE_DIR" && mkdir -p "$SE_DIR/shim" \
+    && python3 -m venv "$SE_DIR/venv" \
+    && "$SE_DIR/venv/bin/pip" install -q --disable-pip-version-check $SERENA_PINS >&2 \
+    && cp "$HERE/serena-uvx" "$SE_DIR/shim/uvx" && ln -s uvx "$SE_DIR/shim/uv" \
+    && echo "$SERENA_PINS" > "$SE_DIR/pins" \
+    || { echo "compat: installing serena failed"; exit 1; }
+fi
+# The lsp cases: Boris finds its language servers where tests/lsp/install.sh put them.
+if wants boris || wants boris-pipe || wants boris-anthropic-compat; then
+  BORIS_SPEC_LSP_PATH=$(bash "$ROOT/tests/lsp/install.sh") || { echo "compat: installing the language servers failed"; exit 1; }
+  export BORIS_SPEC_LSP_PATH
+fi
 
 status=0
 for name in "${ORDER[@]}"; do
