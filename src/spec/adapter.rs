@@ -98,15 +98,15 @@ pub const CAPABILITIES: &[(&str, &str)] = &[
     ),
     (
         "definition",
-        "path, line, symbol — where the symbol named on that line (1-based) is defined",
+        "path, symbol, line? — where the symbol named on that line (1-based; default: its first line in the file) is defined",
     ),
     (
         "references",
-        "path, line, symbol — every reference to the symbol defined on that line of that file",
+        "path, symbol, line? — every reference to the symbol defined on that line of that file",
     ),
     (
         "rename",
-        "path, line, symbol, new_name — the symbol defined on that line renamed everywhere, every file at once",
+        "path, symbol, new_name, line? — the symbol defined on that line renamed everywhere, every file at once",
     ),
 ];
 

@@ -75,9 +75,17 @@ impl RunOptions {
 pub const LSP_PATH_VAR: &str = "BORIS_SPEC_LSP_PATH";
 
 /// The case's environment, with [`LSP_PATH_VAR`]'s directory on `PATH` for `lsp` cases.
+/// Every other case runs Boris with `BORIS_DIAGNOSTICS_AFTER_EDIT=off` (unless it sets the
+/// variable): a language server the machine happens to have (a rust-analyzer in
+/// `~/.cargo/bin`, a clangd in `/usr/bin`) must not start in a case about something else.
 fn lsp_env(case: &Case) -> std::collections::BTreeMap<String, String> {
     let mut env = case.env.clone();
-    if case.tags.iter().any(|t| t == "lsp")
+    let lsp_case = case.tags.iter().any(|t| t == "lsp");
+    if !lsp_case {
+        env.entry("BORIS_DIAGNOSTICS_AFTER_EDIT".into())
+            .or_insert_with(|| "off".into());
+    }
+    if lsp_case
         && !env.contains_key("PATH")
         && let Ok(dir) = std::env::var(LSP_PATH_VAR)
         && !dir.is_empty()
