@@ -23,6 +23,8 @@ table (peer / boris for times and memory).
 import argparse, json, os, shutil, statistics, subprocess, sys, tempfile, threading, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# Edits whose answer did not name the error they introduced, per server (reported).
+MISSES = {}
 
 
 def tree_rss(pid):
@@ -134,7 +136,8 @@ class Boris:
     def edit(self, s, t, old, new, expect):
         dt, text = s.call("str_replace", {"path": t["edit_path"], "old_str": old, "new_str": new})
         if expect and expect not in text:
-            raise RuntimeError(f"the edit's result lacks {expect!r}: {text[-300:]}")
+            MISSES[self.name] = MISSES.get(self.name, 0) + 1
+            print(f"bench: boris's edit result lacks {expect!r}: {text[-400:]}", file=sys.stderr)
         return dt
 
 
@@ -165,7 +168,8 @@ class Serena:
         a, _ = s.call("replace_content", {"relative_path": t["edit_path"], "needle": old, "repl": new, "mode": "literal"})
         b, text = s.call("get_diagnostics_for_file", {"relative_path": t["edit_path"]})
         if expect and expect not in text:
-            raise RuntimeError(f"serena's diagnostics lack {expect!r}: {text[-300:]}")
+            MISSES[self.name] = MISSES.get(self.name, 0) + 1
+            print(f"bench: serena's diagnostics lack {expect!r}: {text[-400:]}", file=sys.stderr)
         return a + b
 
 
@@ -222,7 +226,7 @@ def click_target(project):
         "edit_path": "src/click/utils.py",
         "edit_old": utils[ref_line - 1] + "\n",
         "edit_bad": "_bench_value: int = 'text'\n\n\n" + utils[ref_line - 1] + "\n",
-        "expect": "reportAssignmentType",
+        "expect": "Literal['text']",
     }
 
 
@@ -234,7 +238,7 @@ def main():
     ap.add_argument("--project", help="a checkout of pallets/click (the mid-size project)")
     ap.add_argument("--runs", type=int, default=10)
     a = ap.parse_args()
-    servers = [Boris(a.boris, a.lsp_path)]
+    servers = [Boris(os.path.abspath(a.boris), a.lsp_path)]
     if os.path.exists(f"{a.serena}/venv/bin/serena"):
         servers.append(Serena(a.serena))
     else:
@@ -270,6 +274,10 @@ def main():
         line(f"edit + its diagnostics p50 (of {2 * a.runs})", lambda r: ms(r["edits"], 0.5), "ms")
         line(f"edit + its diagnostics p95", lambda r: ms(r["edits"], 0.95), "ms")
         line("peak RSS, server + language server", lambda r: r["rss"] / 2**20, "MiB")
+    if MISSES:
+        print(f"\nEdits whose answer did not name the error they introduced: {MISSES}")
+    else:
+        print("\nEvery edit that introduced the error was answered with it (both servers).")
 
 
 if __name__ == "__main__":

@@ -137,6 +137,7 @@ fn token_key(t: &NumberOrString) -> String {
 fn router(sink: Sink) -> Router<Sink> {
     let mut r = Router::new(sink);
     r.notification::<note::PublishDiagnostics>(|s, p| {
+        tracing::debug!(uri = %p.uri, version = ?p.version, count = p.diagnostics.len(), "diagnostics published");
         let mut pushed = lock(&s.pushed);
         let seq = pushed.seq + 1;
         pushed.diagnostics.insert(
