@@ -54,8 +54,9 @@ declare -A SERVER=(
   [serena]="env PATH=$(q "$SE_DIR/shim"):$(q "$SE_DIR/venv/bin"):\"\$PATH\" PYRIGHT_PYTHON_CACHE_DIR=$(q "$SE_DIR/pyright") PYRIGHT_PYTHON_IGNORE_WARNINGS=1 $(q "$SE_DIR/venv/bin/serena")"
 )
 ORDER=(boris boris-anthropic-compat boris-pipe server-filesystem desktop-commander litecode serena)
-# serena takes seconds to start (Python, then pyright for every project): a minute per wait.
-declare -A RUN_ARGS=([serena]="--timeout-ms 60000")
+# serena takes seconds to start (Python, then pyright for every project) and to stop (it
+# shuts pyright down first): a minute per wait, half a minute to exit.
+declare -A RUN_ARGS=([serena]="--timeout-ms 60000 --exit-timeout-ms 30000")
 [ -n "${COMPAT_ONLY:-}" ] && read -r -a ORDER <<< "$COMPAT_ONLY"
 wants() { [[ " ${ORDER[*]} " == *" $1 "* ]]; }
 # Servers too slow to run on every CI run (serena: about 15 minutes on 2 cores, a Python
