@@ -284,10 +284,58 @@ pub struct Cli {
     #[arg(long, env = "BORIS_SANDBOX_ALLOW_GIT_CONFIG", value_parser = clap::builder::BoolishValueParser::new(), default_value_t = false, num_args = 0..=1, default_missing_value = "true")]
     pub sandbox_allow_git_config: bool,
 
+    /// A language server to use (repeatable): LANG=COMMAND replaces the built-in one
+    /// (python, typescript, go, rust, c) or turns it off (LANG=off); NAME:EXT[:EXT…]=COMMAND
+    /// adds a language by its file extensions. Env: BORIS_LSP (comma-separated).
+    #[arg(long = "lsp", value_name = "LANG=COMMAND")]
+    pub lsp: Vec<String>,
+
+    /// After an edit of a file a language server covers, end the result with the
+    /// diagnostics the edit introduced: errors (default), all (warnings and hints too) or
+    /// off (and start no server for edits or views).
+    #[arg(
+        long,
+        env = "BORIS_DIAGNOSTICS_AFTER_EDIT",
+        value_enum,
+        default_value = "errors"
+    )]
+    pub diagnostics_after_edit: DiagnosticsAfterEdit,
+
+    /// Seconds an edit waits at most for its language server's diagnostics (decimals
+    /// allowed); past it the edit answers without them.
+    #[arg(
+        long,
+        env = "BORIS_DIAGNOSTICS_WAIT",
+        value_name = "SECONDS",
+        default_value = "2",
+        value_parser = parse_seconds
+    )]
+    pub diagnostics_wait: Duration,
+
+    /// Seconds a code-intelligence call (definition, references, …) waits at most for its
+    /// language server to start, index and answer; past it the call says the server is
+    /// still indexing.
+    #[arg(
+        long,
+        env = "BORIS_LSP_TIMEOUT",
+        value_name = "SECONDS",
+        default_value = "30",
+        value_parser = parse_seconds
+    )]
+    pub lsp_timeout: Duration,
+
     /// Ids of the arguments whose value came from their BORIS_* variable (filled by
     /// [`Cli::parse_from_env`]), so an error can name the variable the user set.
     #[arg(skip)]
     pub from_env: Vec<String>,
+}
+
+/// What an edit result says of its language server's diagnostics (issue 20 §3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum DiagnosticsAfterEdit {
+    Off,
+    Errors,
+    All,
 }
 
 /// A switch.
@@ -346,6 +394,11 @@ pub struct Config {
     /// The sandbox commands run in; `None`: unconfined (`--sandbox off`, or `auto` where
     /// the kernel cannot).
     pub sandbox: Option<crate::sandbox::Sandbox>,
+    /// The language servers: the built-in table with `--lsp` applied (issue 20).
+    pub languages: Vec<crate::lsp::servers::Language>,
+    pub diagnostics_after_edit: DiagnosticsAfterEdit,
+    pub diagnostics_wait: Duration,
+    pub lsp_timeout: Duration,
     /// Things worth a warning at start (logged once logging is set up), e.g. serving the
     /// whole home directory because Boris was started there without --workdir.
     pub warnings: Vec<String>,
@@ -565,6 +618,16 @@ impl Cli {
             crate::sandbox::Sandbox::new(self.sandbox, support, policy).map_err(ConfigError)?;
         warnings.extend(sandbox_warning);
 
+        let (lsp_raw, lsp_name) = list_or_env(self.lsp, &env, "--lsp", "BORIS_LSP");
+        let mut overrides = Vec::new();
+        for entry in &lsp_raw {
+            overrides.push(
+                crate::lsp::servers::parse_override(entry)
+                    .map_err(|e| ConfigError(format!("invalid value for {lsp_name}: {e}")))?,
+            );
+        }
+        let languages = crate::lsp::servers::table(&overrides);
+
         if let Some(token) = &self.token
             && token.trim().is_empty()
         {
@@ -606,6 +669,10 @@ impl Cli {
             log_level: self.log_level,
             log_format: self.log_format,
             sandbox,
+            languages,
+            diagnostics_after_edit: self.diagnostics_after_edit,
+            diagnostics_wait: self.diagnostics_wait,
+            lsp_timeout: self.lsp_timeout,
             warnings,
         })
     }
@@ -829,6 +896,18 @@ mod tests {
             let joined = items.join(",");
             proptest::prop_assert_eq!(split_env_list(&joined), items);
         }
+    }
+}
+
+/// Parses a number of seconds (decimals allowed, at most an hour).
+pub fn parse_seconds(value: &str) -> Result<Duration, String> {
+    match value.trim().parse::<f64>() {
+        Ok(secs) if secs.is_finite() && (0.0..=3600.0).contains(&secs) => {
+            Ok(Duration::from_secs_f64(secs))
+        }
+        _ => Err(format!(
+            "{value:?} is not a number of seconds (0 to 3600, decimals allowed)"
+        )),
     }
 }
 

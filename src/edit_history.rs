@@ -20,6 +20,8 @@ pub struct Step {
     pub after_hash: u64,
     /// When it was recorded (a session-wide counter), for dropping the oldest first.
     seq: u64,
+    /// The multi-file change it belongs to (a rename, issue 20): undone together.
+    pub group: Option<u64>,
 }
 
 impl Step {
@@ -64,11 +66,29 @@ impl EditHistory {
     /// Records a write of `real` that replaced `before` (`None`: created it) by content
     /// hashing to `after_hash`.
     pub fn record(&mut self, real: &Path, before: Option<Vec<u8>>, after_hash: u64) {
+        self.record_in(real, before, after_hash, None);
+    }
+
+    /// A new group id for the steps of one multi-file change.
+    pub fn new_group(&mut self) -> u64 {
+        self.seq += 1;
+        self.seq
+    }
+
+    /// Records a write as [`record`](Self::record) does, as part of `group`.
+    pub fn record_in(
+        &mut self,
+        real: &Path,
+        before: Option<Vec<u8>>,
+        after_hash: u64,
+        group: Option<u64>,
+    ) {
         self.seq += 1;
         let step = Step {
             before,
             after_hash,
             seq: self.seq,
+            group,
         };
         let cost = step.cost();
         let file = self.files.entry(real.to_path_buf()).or_default();
@@ -107,6 +127,25 @@ impl EditHistory {
                 self.bytes -= old.cost();
             }
         }
+    }
+
+    /// The files whose last step belongs to `group`, sorted.
+    pub fn group_files(&self, group: u64) -> Vec<PathBuf> {
+        let mut files: Vec<PathBuf> = self
+            .files
+            .iter()
+            .filter(|(_, f)| f.steps.back().is_some_and(|s| s.group == Some(group)))
+            .map(|(p, _)| p.clone())
+            .collect();
+        files.sort();
+        files
+    }
+
+    /// Every file Boris wrote in this session (with a step left or not), sorted.
+    pub fn files(&self) -> Vec<PathBuf> {
+        let mut files: Vec<PathBuf> = self.files.keys().cloned().collect();
+        files.sort();
+        files
     }
 
     /// The last step of `real`, if any.

@@ -36,6 +36,9 @@ pub enum ErrorCode {
     NotebookInvalid,
     /// `NotebookEdit` names a cell the notebook does not have.
     NotebookCellNotFound,
+    /// No language server can answer for the file: none covers it, none is installed,
+    /// it failed to start, or it is still starting (issue 20).
+    LspUnavailable,
     Internal,
 }
 
@@ -63,6 +66,7 @@ impl ErrorCode {
             ErrorCode::BashTaskNotFound => "BASH_TASK_NOT_FOUND",
             ErrorCode::NotebookInvalid => "NOTEBOOK_INVALID",
             ErrorCode::NotebookCellNotFound => "NOTEBOOK_CELL_NOT_FOUND",
+            ErrorCode::LspUnavailable => "LSP_UNAVAILABLE",
             ErrorCode::Internal => "INTERNAL_ERROR",
         }
     }

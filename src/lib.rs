@@ -11,6 +11,7 @@ pub mod error;
 pub mod exec;
 pub mod fsutil;
 pub mod logfmt;
+pub mod lsp;
 pub mod mcp_tasks;
 pub mod sandbox;
 pub mod scope;

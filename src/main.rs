@@ -172,12 +172,13 @@ fn check_config(config: Config) -> ExitCode {
         ),
     };
     println!(
-        "boris: configuration ok: transport {transport}; workdir {}; allowed {}; denied {}; tools {}; {}",
+        "boris: configuration ok: transport {transport}; workdir {}; allowed {}; denied {}; tools {}; {}; language servers: {}",
         config.workdir.display(),
         list(paths(shared.scope.allow_dirs())),
         list(shared.scope.deny_patterns().to_vec()),
         list(shared.tools.iter().map(|t| t.name.to_string()).collect()),
         sandbox_line(&shared.config),
+        boris::lsp::summary(&shared.config.languages),
     );
     ExitCode::SUCCESS
 }

@@ -72,6 +72,14 @@ tools! {
     StrReplaceEditor = "str_replace_editor", Boris, None, Never;
     Grep = "grep", Boris, None, Always;
     Glob = "glob", Boris, None, Never;
+    /// Code intelligence from language servers (issue 20).
+    Diagnostics = "diagnostics", Boris, None, Never;
+    Definition = "definition", Boris, None, Never;
+    References = "references", Boris, None, Never;
+    Hover = "hover", Boris, None, Never;
+    Symbols = "symbols", Boris, None, Never;
+    Rename = "rename", Boris, None, Never;
+    LanguageServers = "language_servers", Boris, None, Never;
     /// Claude Code's (`--tool-profile claude-code`).
     CcBash = "Bash", ClaudeCode, Some(ToolName::Bash), UnlessBackground;
     CcRead = "Read", ClaudeCode, Some(ToolName::View), Never;
@@ -83,6 +91,7 @@ tools! {
     CcGlob = "Glob", ClaudeCode, Some(ToolName::Glob), Never;
     CcTaskOutput = "TaskOutput", ClaudeCode, Some(ToolName::TaskOutput), Never;
     CcTaskStop = "TaskStop", ClaudeCode, Some(ToolName::TaskStop), Never;
+    CcLsp = "LSP", ClaudeCode, None, Never;
     /// Gemini CLI's (`--tool-profile gemini-cli`). `read_file` comes first of the three
     /// views: it is the name notices give `view` in this profile.
     GmReadFile = "read_file", GeminiCli, Some(ToolName::View), Never;

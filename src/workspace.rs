@@ -36,11 +36,15 @@ pub struct Workspace {
     /// With the sandbox on, this session's own directory (its command output files and
     /// its TMPDIR), made at its first command and removed with it.
     session_dir: std::sync::OnceLock<PathBuf>,
+    /// This session's language servers (issue 20), killed with it.
+    pub lsp: std::sync::Arc<crate::lsp::Lsp>,
 }
 
 impl Drop for Workspace {
     fn drop(&mut self) {
-        // The jail first: its processes die before their directory goes.
+        // The language servers, then the jail: its processes die before their directory
+        // goes.
+        self.lsp.stop_all();
         drop(lock(&self.jail).take());
         if let Some(dir) = self.session_dir.get() {
             let _ = std::fs::remove_dir_all(dir);
@@ -98,6 +102,7 @@ impl Workspace {
             history: Mutex::default(),
             jail: Mutex::default(),
             session_dir: Default::default(),
+            lsp: Default::default(),
         }
     }
 
@@ -140,8 +145,20 @@ impl Workspace {
     /// Records a write by Boris of `real`, which held `before` (`None`: did not exist)
     /// and now holds `after`: it becomes what the agent has seen, and an undo step.
     pub fn record_write(&self, real: &Path, before: Option<Vec<u8>>, after: &[u8]) {
+        self.record_write_in(real, before, after, None);
+    }
+
+    /// [`record_write`](Self::record_write) for one file of a multi-file change
+    /// (`group`, from `history().new_group()`), which undo takes back as a whole.
+    pub fn record_write_in(
+        &self,
+        real: &Path,
+        before: Option<Vec<u8>>,
+        after: &[u8],
+        group: Option<u64>,
+    ) {
         let hash = crate::text::lines::hash_bytes(after);
-        self.history().record(real, before, hash);
+        self.history().record_in(real, before, hash, group);
         self.record_view(real, hash);
     }
 

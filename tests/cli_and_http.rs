@@ -231,10 +231,17 @@ fn check_config_prints_one_summary_line() {
         .args(["--transport", "stdio", "--workdir"])
         .arg(tmp.path())
         .args(["--deny-dir", ".env", "--no-bash", "--check-config"])
+        // Issue 20: which language server each language would run, or that it has none.
+        .args(["--lsp", "python=off", "--lsp", "zig:zig=no-such-zls"])
         .output()
         .expect("run boris");
     assert!(out.status.success(), "{out:?}");
     let stdout = text(&out.stdout);
+    assert!(
+        stdout.contains("; language servers: python (off), ")
+            && stdout.trim_end().ends_with(", zig (not installed)"),
+        "{stdout}"
+    );
     assert_eq!(stdout.lines().count(), 1, "{stdout}");
     assert!(
         stdout.starts_with("boris: configuration ok: transport stdio;"),

@@ -18,7 +18,8 @@ pub struct Limits {
     /// Past this many bytes the whole stream goes to `spill_path`.
     pub spill_after: usize,
     pub spill_path: PathBuf,
-    /// A spill file stops growing here, to protect the disk from `yes`.
+    /// A spill file stops growing here, to protect the disk from `yes`; 0: no spill
+    /// file at all (a language server's stderr keeps only its head and tail).
     pub spill_max: u64,
     /// Clean (sanitised) characters to keep from the start, cleaned as they arrive; the
     /// `boris` profile shows these.
@@ -97,6 +98,7 @@ impl Capture {
 
         if self.spill.is_none()
             && self.spill_error.is_none()
+            && self.limits.spill_max > 0
             && self.total > self.limits.spill_after as u64
         {
             self.start_spill(chunk);

@@ -128,6 +128,25 @@ pub struct Spawn<'a> {
     /// The session's sandbox, which starts the shell confined (issue 18); `None`: the
     /// shell is Boris's own child, unconfined.
     pub jail: Option<&'a crate::sandbox::client::Jail>,
+    /// How its stdin and stdout are connected.
+    pub io: Io,
+}
+
+/// How a spawned process's stdin and stdout are connected.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Io {
+    /// stdin from `/dev/null`, stdout captured like stderr (commands).
+    Captured,
+    /// stdin and stdout are pipes its caller talks through ([`Running::take_pipes`]);
+    /// stderr is still captured, bounded (language servers, issue 20).
+    Piped,
+}
+
+/// The caller's ends of an [`Io::Piped`] process's stdin and stdout.
+#[derive(Debug)]
+pub struct Pipes {
+    pub stdin: std::os::fd::OwnedFd,
+    pub stdout: std::os::fd::OwnedFd,
 }
 
 /// The environment every command gets, so that programs which would wait for a person
@@ -191,6 +210,8 @@ pub struct Running {
     pub activity: Arc<AtomicU64>,
     /// This shell's [`TAG_VAR`] value.
     tag: String,
+    /// An [`Io::Piped`] process's stdin and stdout, until taken.
+    pipes: Mutex<Option<Pipes>>,
 }
 
 pub fn lock(c: &Mutex<Capture>) -> MutexGuard<'_, Capture> {
@@ -218,11 +239,37 @@ impl Running {
             None
         };
         let (exit_tx, exit_rx) = watch::channel(None);
+        // For a piped process: its stdin's read end and stdout's write end go to it, the
+        // other ends stay here.
+        let piped = match spec.io {
+            Io::Captured => None,
+            Io::Piped => {
+                let (in_r, in_w) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)?;
+                let (out_r, out_w) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)?;
+                Some((
+                    (in_r, out_w),
+                    Pipes {
+                        stdin: in_w,
+                        stdout: out_r,
+                    },
+                ))
+            }
+        };
+        let (child_ends, ours) = match piped {
+            Some((theirs, ours)) => (Some(theirs), Some(ours)),
+            None => (None, None),
+        };
         let (pid, pipes, waiter): (i32, [Option<Pipe>; 2], Option<std::process::Child>) =
             match spec.jail {
                 Some(jail) => {
-                    let (pid, pipes) =
-                        spawn_jailed(jail, &spec, script_file.as_deref(), &tag, exit_tx.clone())?;
+                    let (pid, pipes) = spawn_jailed(
+                        jail,
+                        &spec,
+                        script_file.as_deref(),
+                        &tag,
+                        exit_tx.clone(),
+                        child_ends,
+                    )?;
                     (pid, pipes, None)
                 }
                 None => {
@@ -231,10 +278,14 @@ impl Running {
                         Some(path) => cmd.arg("-c").arg(r#". "$0""#).arg(path.as_os_str()),
                         None => cmd.arg("-c").arg(spec.script),
                     };
+                    match child_ends {
+                        Some((stdin, stdout)) => {
+                            cmd.stdin(Stdio::from(stdin)).stdout(Stdio::from(stdout))
+                        }
+                        None => cmd.stdin(Stdio::null()).stdout(Stdio::piped()),
+                    };
                     cmd.current_dir(spec.cwd)
                         .envs(spec.env.iter().map(|(k, v)| (k, v)))
-                        .stdin(Stdio::null())
-                        .stdout(Stdio::piped())
                         .stderr(Stdio::piped())
                         // The bearer token is Boris's secret, not the command's.
                         .env_remove("BORIS_TOKEN")
@@ -256,11 +307,15 @@ impl Running {
         let stderr = Arc::new(Mutex::new(Capture::new(spec.stderr)));
         let stop_readers = Arc::new(AtomicBool::new(false));
         let activity = Arc::new(AtomicU64::new(0));
-        let (open_tx, open_rx) = watch::channel(2usize);
+        let streams = pipes.iter().filter(|p| p.is_some()).count();
+        let (open_tx, open_rx) = watch::channel(streams);
         let open_tx = Arc::new(open_tx);
 
         let [out_pipe, err_pipe] = pipes;
         for (pipe, capture) in [(out_pipe, &stdout), (err_pipe, &stderr)] {
+            let Some(pipe) = pipe else {
+                continue;
+            };
             let (capture, stop, activity, open_tx) = (
                 capture.clone(),
                 stop_readers.clone(),
@@ -270,9 +325,7 @@ impl Running {
             std::thread::Builder::new()
                 .name("boris-reader".into())
                 .spawn(move || {
-                    if let Some(pipe) = pipe {
-                        pump(pipe, &capture, &stop, &activity);
-                    }
+                    pump(pipe, &capture, &stop, &activity);
                     open_tx.send_modify(|n| *n = n.saturating_sub(1));
                 })?;
         }
@@ -325,7 +378,13 @@ impl Running {
             stop_readers,
             activity,
             tag,
+            pipes: Mutex::new(ours),
         })
+    }
+
+    /// An [`Io::Piped`] process's stdin and stdout (once).
+    pub fn take_pipes(&self) -> Option<Pipes> {
+        self.pipes.lock().unwrap_or_else(|p| p.into_inner()).take()
     }
 
     /// The exit, once the shell has exited.
@@ -410,12 +469,19 @@ fn spawn_jailed(
     script_file: Option<&Path>,
     tag: &str,
     exit: watch::Sender<Option<Exit>>,
+    piped: Option<(std::os::fd::OwnedFd, std::os::fd::OwnedFd)>,
 ) -> std::io::Result<(i32, [Option<Pipe>; 2])> {
     use std::ffi::OsString;
     use std::os::unix::ffi::OsStringExt;
-    let (out_r, out_w) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)?;
     let (err_r, err_w) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)?;
-    let null = std::os::fd::OwnedFd::from(std::fs::File::open("/dev/null")?);
+    let (stdin, stdout, out_r) = match piped {
+        Some((stdin, stdout)) => (stdin, stdout, None),
+        None => {
+            let (out_r, out_w) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)?;
+            let null = std::os::fd::OwnedFd::from(std::fs::File::open("/dev/null")?);
+            (null, out_w, Some(out_r))
+        }
+    };
     let mut argv: Vec<OsString> = vec![spec.shell.as_os_str().to_owned(), "-c".into()];
     match script_file {
         Some(path) => {
@@ -445,11 +511,11 @@ fn spawn_jailed(
             OsString::from_vec(e)
         })
         .collect();
-    let pid = jail.spawn(argv, spec.cwd, env, [null, out_w, err_w], false, exit)?;
+    let pid = jail.spawn(argv, spec.cwd, env, [stdin, stdout, err_w], false, exit)?;
     Ok((
         pid,
         [
-            Some(Box::new(std::fs::File::from(out_r)) as Pipe),
+            out_r.map(|r| Box::new(std::fs::File::from(r)) as Pipe),
             Some(Box::new(std::fs::File::from(err_r)) as Pipe),
         ],
     ))

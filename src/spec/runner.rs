@@ -72,6 +72,33 @@ impl RunOptions {
     }
 }
 
+/// Where the language servers of the `lsp` cases are (issue 20): a directory the
+/// harness puts first on `PATH` for the server of every case tagged `lsp`, and for no
+/// other case (so an edit of `app.py` elsewhere in the suite starts no pyright).
+pub const LSP_PATH_VAR: &str = "BORIS_SPEC_LSP_PATH";
+
+/// The case's environment, with [`LSP_PATH_VAR`]'s directory on `PATH` for `lsp` cases.
+/// Every other case runs Boris with `BORIS_DIAGNOSTICS_AFTER_EDIT=off` (unless it sets the
+/// variable): a language server the machine happens to have (a rust-analyzer in
+/// `~/.cargo/bin`, a clangd in `/usr/bin`) must not start in a case about something else.
+fn lsp_env(case: &Case) -> std::collections::BTreeMap<String, String> {
+    let mut env = case.env.clone();
+    let lsp_case = case.tags.iter().any(|t| t == "lsp");
+    if !lsp_case {
+        env.entry("BORIS_DIAGNOSTICS_AFTER_EDIT".into())
+            .or_insert_with(|| "off".into());
+    }
+    if lsp_case
+        && !env.contains_key("PATH")
+        && let Ok(dir) = std::env::var(LSP_PATH_VAR)
+        && !dir.is_empty()
+    {
+        let path = std::env::var("PATH").unwrap_or_default();
+        env.insert("PATH".into(), format!("{dir}:{path}"));
+    }
+    env
+}
+
 /// The result of one case.
 #[derive(Debug, Clone)]
 pub struct CaseOutcome {
@@ -240,10 +267,11 @@ fn run_case_inner(case: &Case, opts: &RunOptions, route: Route) -> Option<CaseOu
                 }
             }
             let (cmdline, direct) = server_cmdline(&opts.server_cmd, &extra, &case.args);
+            let env = lsp_env(&case);
             // No free port, no server: the failure above says why.
             let spawned = failures
                 .is_empty()
-                .then(|| Server::spawn(&cmdline, &workdir, &case.env, direct));
+                .then(|| Server::spawn(&cmdline, &workdir, &env, direct));
             match spawned {
                 None => {}
                 Some(Err(e)) => failures.push(e),

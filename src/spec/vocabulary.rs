@@ -25,13 +25,17 @@ pub enum Capability {
     SearchFiles,
     SearchCount,
     FindFiles,
+    Diagnostics,
+    Definition,
+    References,
+    Rename,
 }
 
 use Capability::*;
 
 /// Every capability, in the documented order (reports list them so), with its name in
 /// cases and adapters and the values it takes.
-const TABLE: [(Capability, &str, &str); 17] = [
+const TABLE: [(Capability, &str, &str); 21] = [
     (ReadFile, "read_file", "path — read a whole text file"),
     (
         ReadRange,
@@ -108,6 +112,27 @@ const TABLE: [(Capability, &str, &str); 17] = [
         FindFiles,
         "find_files",
         "pattern, path? — files whose name or relative path matches a glob",
+    ),
+    // Code intelligence (issue 20): answered by a language server.
+    (
+        Diagnostics,
+        "diagnostics",
+        "path — the errors a language server reports in a file",
+    ),
+    (
+        Definition,
+        "definition",
+        "path, symbol, line? — where the symbol named on that line (1-based; default: its first line in the file) is defined",
+    ),
+    (
+        References,
+        "references",
+        "path, symbol, line? — every reference to the symbol defined on that line of that file",
+    ),
+    (
+        Rename,
+        "rename",
+        "path, symbol, new_name, line? — the symbol defined on that line renamed everywhere, every file at once",
     ),
 ];
 

@@ -142,19 +142,27 @@ pub fn write_whole_file(
         )?;
     }
     fsutil::atomic_write(&path.real, &path.shown, content)?;
-    match before {
-        Some(Some(old)) => ctx.ws.record_write(&path.real, Some(old), content),
+    match &before {
+        Some(Some(old)) => ctx.ws.record_write(&path.real, Some(old.clone()), content),
         Some(None) => ctx.ws.record_view(&path.real, hash_bytes(content)),
         None => ctx.ws.record_write(&path.real, None, content),
     }
+    // Recorded under the file's lock; the language server is waited for without it.
+    drop(_edit);
+    let note = match &before {
+        Some(Some(old)) => super::code::after_write(ctx, path, Some(old), content),
+        Some(None) => None,
+        None => super::code::after_write(ctx, path, None, content),
+    };
     let lines = content.iter().filter(|&&b| b == b'\n').count()
         + usize::from(!content.is_empty() && !content.ends_with(b"\n"));
-    Ok(text_result(format!(
+    let result = text_result(format!(
         "{} {} ({} bytes, {lines} lines){eol_note}",
         if existed { "Overwrote" } else { "Created" },
         path.shown.display(),
         content.len()
-    )))
+    ));
+    Ok(super::code::with_diagnostics(result, note))
 }
 
 /// Content written over an existing file whose line breaks are all CRLF, when the new

@@ -153,7 +153,7 @@ pub fn edit_file(
         before: content,
         after: new_content,
         steps: done,
-        ..
+        lock,
     } = change;
     if dry_run {
         let diff = diff_text(ctx, path, Some(&content), &new_content);
@@ -194,8 +194,13 @@ pub fn edit_file(
             changes[0].replace_all.unwrap_or(false),
         )
     };
-    ctx.ws.record_write(&path.real, Some(content), &new_content);
-    Ok(text_result(result))
+    ctx.ws
+        .record_write(&path.real, Some(content.clone()), &new_content);
+    // The language server's answer is waited for without the file's lock: another edit
+    // of the file need not wait for it.
+    drop(lock);
+    let note = super::code::after_write(ctx, path, Some(&content), &new_content);
+    Ok(super::code::with_diagnostics(text_result(result), note))
 }
 
 /// What an edit did to a file: its bytes before and after, and each edit's record. The
@@ -205,7 +210,9 @@ pub struct Change<'a> {
     pub before: Vec<u8>,
     pub after: Vec<u8>,
     pub steps: Vec<replace::Replaced>,
-    _lock: std::sync::MutexGuard<'a, ()>,
+    /// The file's edit lock: drop it (after recording the write) before anything slow,
+    /// such as waiting for a language server.
+    pub lock: std::sync::MutexGuard<'a, ()>,
 }
 
 /// The checks of an edit (empty or identical strings, scope, size, view-before-edit,
@@ -289,7 +296,7 @@ pub fn change_file<'a>(
         before: content,
         after: applied.content,
         steps: applied.steps,
-        _lock: lock,
+        lock,
     })
 }
 

@@ -30,18 +30,22 @@ pub fn run(
         })?;
     let (updated, first, count) = insert_after(&content, after, text.as_bytes());
     fsutil::atomic_write_over(&path.real, &path.shown, &updated, Some(&meta))?;
-    ctx.ws.record_write(&path.real, Some(content), &updated);
+    ctx.ws
+        .record_write(&path.real, Some(content.clone()), &updated);
+    drop(_edit);
+    let note = super::code::after_write(ctx, path, Some(&content), &updated);
     let excerpt = numbered_excerpt(&updated, first.saturating_sub(4).max(1), first + count + 3);
     let place = if after == 0 {
         "at the top".to_string()
     } else {
         format!("after line {after}")
     };
-    Ok(text_result(format!(
+    let result = text_result(format!(
         "Inserted {count} line{} {place} of {}. The lines around it now read:\n{excerpt}",
         if count == 1 { "" } else { "s" },
         path.shown.display()
-    )))
+    ));
+    Ok(super::code::with_diagnostics(result, note))
 }
 
 fn count_lines(content: &[u8]) -> usize {

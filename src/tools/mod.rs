@@ -6,15 +6,20 @@
 
 pub mod bash;
 pub mod claude_code;
+pub mod claude_code_lsp;
+pub mod code;
 pub mod codex;
 pub mod create;
+pub mod diagnostics;
 pub mod edit;
 pub mod editor;
 pub mod gemini_cli;
 pub mod glob;
 pub mod grep;
 pub mod insert;
+pub mod navigate;
 pub mod pipe;
+pub mod rename;
 pub mod schema;
 pub mod shell;
 pub mod tasks;
@@ -184,6 +189,7 @@ fn catalogue(config: &Config) -> Vec<Tool> {
         grep::tool(config.anthropic_compat),
         glob::tool(config.anthropic_compat),
     ]);
+    tools.extend(code_tools());
     keep_enabled(config, Some(ToolName::Bash), &mut tools);
     tools
 }
@@ -251,10 +257,25 @@ pub fn tool_name(config: &Config, tool: ToolName) -> &'static str {
         .as_str()
 }
 
+/// The code-intelligence tools (issue 20), in Boris's own profile (claude-code has
+/// Claude Code's `LSP` instead; gemini-cli and codex keep their clients' tool sets).
+fn code_tools() -> Vec<Tool> {
+    vec![
+        diagnostics::tool(),
+        navigate::definition_tool(),
+        navigate::references_tool(),
+        navigate::hover_tool(),
+        navigate::symbols_tool(),
+        rename::tool(),
+        diagnostics::servers_tool(),
+    ]
+}
+
 /// The claude-code profile's tools, by the same rules: `--disable-tools` (by either name,
 /// `Read` or `view`), the task tools only beside Bash, sorted by name.
 fn claude_code_catalogue(config: &Config) -> Vec<Tool> {
     let mut tools = claude_code::tools();
+    tools.push(claude_code_lsp::tool());
     keep_enabled(config, Some(ToolName::CcBash), &mut tools);
     tools
 }
@@ -438,6 +459,14 @@ fn dispatch_blocking(
         ToolName::CxGrepFiles => {
             codex::in_codex_words(parse(name, args).and_then(|a| codex::grep_files(ctx, a, ct)))
         }
+        ToolName::Diagnostics => parse(name, args).and_then(|a| diagnostics::run(ctx, a, ct)),
+        ToolName::Definition => parse(name, args).and_then(|a| navigate::definition(ctx, a, ct)),
+        ToolName::References => parse(name, args).and_then(|a| navigate::references(ctx, a, ct)),
+        ToolName::Hover => parse(name, args).and_then(|a| navigate::hover(ctx, a, ct)),
+        ToolName::Symbols => parse(name, args).and_then(|a| navigate::symbols(ctx, a, ct)),
+        ToolName::Rename => parse(name, args).and_then(|a| rename::run(ctx, a, ct)),
+        ToolName::LanguageServers => parse(name, args).and_then(|a| diagnostics::servers(ctx, a)),
+        ToolName::CcLsp => parse(name, args).and_then(|a| claude_code_lsp::run(ctx, a, ct)),
         // The async tools are dispatched before this is reached.
         ToolName::Bash
         | ToolName::CcBash

@@ -39,6 +39,10 @@ pub fn run(ctx: &Ctx, args: UndoEditArgs) -> ToolResult<CallToolResult> {
 }
 
 pub fn undo(ctx: &Ctx, path: &ScopedPath) -> ToolResult<CallToolResult> {
+    let group = ctx.ws.history().last(&path.real).and_then(|s| s.group);
+    if let Some(group) = group {
+        return undo_group(ctx, group);
+    }
     let shown = path.shown.display();
     let _edit = ctx.shared.edit_locks.lock(&path.real);
     let (after_hash, before) = {
@@ -121,6 +125,69 @@ pub fn undo(ctx: &Ctx, path: &ScopedPath) -> ToolResult<CallToolResult> {
     }
     text.push('.');
     Ok(text_result(text))
+}
+
+/// Undoes a multi-file change (a rename, issue 20) as a whole: every file it wrote must
+/// still hold what Boris wrote, or nothing is undone; then each gets its content back.
+fn undo_group(ctx: &Ctx, group: u64) -> ToolResult<CallToolResult> {
+    let files = ctx.ws.history().group_files(group);
+    let _locks: Vec<_> = files
+        .iter()
+        .map(|f| ctx.shared.edit_locks.lock(f))
+        .collect();
+    let mut plan = Vec::new();
+    for real in &files {
+        let Some((after_hash, before)) = ctx
+            .ws
+            .history()
+            .last(real)
+            .filter(|s| s.group == Some(group))
+            .map(|s| (s.after_hash, s.before.clone()))
+        else {
+            continue;
+        };
+        let current = fs::read(real).map_err(|_| {
+            ToolError::new(
+                ErrorCode::FileChanged,
+                format!(
+                    "{} was deleted since the rename wrote it; nothing was undone",
+                    real.display()
+                ),
+            )
+        })?;
+        if hash_bytes(&current) != after_hash {
+            return Err(ToolError::new(
+                ErrorCode::FileChanged,
+                format!(
+                    "{} changed on disk since the rename wrote it, so undoing would lose that                      change; nothing was undone (the rename's files are undone together)",
+                    real.display()
+                ),
+            ));
+        }
+        plan.push((real.clone(), before));
+    }
+    let mut restored = Vec::new();
+    for (real, before) in &plan {
+        let meta = fs::metadata(real).ok();
+        match before {
+            Some(old) => {
+                fsutil::atomic_write_over(real, real, old, meta.as_ref())?;
+                ctx.ws.record_view(real, hash_bytes(old));
+            }
+            None => {
+                fs::remove_file(real).map_err(|e| ToolError::io(real, "remove", &e))?;
+                ctx.ws.forget_view(real);
+            }
+        }
+        ctx.ws.history().pop(real);
+        restored.push(real.display().to_string());
+    }
+    Ok(text_result(format!(
+        "Undid the rename across {} file{}: restored {} to their content before it.",
+        restored.len(),
+        plural(restored.len()),
+        restored.join(", ")
+    )))
 }
 
 fn plural(n: usize) -> &'static str {

@@ -86,6 +86,9 @@ pub fn run_with(
     }
     // One stat serves both the directory check above and this one.
     fsutil::ensure_regular(&meta, &path.shown)?;
+    // A file a language server covers: its server starts (or is told of the file) in the
+    // background, so the edit that usually follows a view is checked against it.
+    super::code::warm(ctx, &path);
 
     let file = File::open(&path.real).map_err(|e| ToolError::io(&path.shown, "view", &e))?;
     let mut reader = BufReader::with_capacity(64 * 1024, file);

@@ -28,7 +28,7 @@ const [kind, target, workdirArg] = process.argv.slice(2);
 const W = path.resolve(workdirArg);
 const P = (rel) => path.join(W, rel);
 const label = `cc-client ${kind}:`;
-const EXPECTED = ["Bash", "Edit", "Glob", "Grep", "MultiEdit", "NotebookEdit", "Read", "TaskOutput", "TaskStop", "Write"];
+const EXPECTED = ["Bash", "Edit", "Glob", "Grep", "LSP", "MultiEdit", "NotebookEdit", "Read", "TaskOutput", "TaskStop", "Write"];
 const CALL_TIMEOUT = 20000; // ms per request: a hung server fails the check, not the run
 let failures = 0;
 

@@ -14,7 +14,8 @@
 #
 # Peers are installed pinned into tests/compat/.cache (npm lockfiles of bench/, a fixed
 # crate version). Env: BORIS_BIN / BORIS_SPEC_BIN (default target/debug/…, built if
-# missing), COMPAT_ONLY="name …" to run some servers only (no README rewrite).
+# missing), COMPAT_ONLY="name …" to run some servers only (no README rewrite), COMPAT_ALL=1
+# to run the slow servers under --check too (see SLOW below).
 set -uo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
@@ -26,6 +27,9 @@ mkdir -p "$CACHE" "$OUT"
 . "$ROOT/bench/lib.sh"
 
 LITECODE_VERSION=0.1.2
+# serena (issue 20 §6) and the pyright it runs, from the Python registry; see
+# spec/adapters/serena.yaml for the uvx shim.
+SERENA_PINS="serena-agent==2.1.0 pyright==1.1.403"
 
 BORIS="${BORIS_BIN:-$ROOT/target/debug/boris}"
 SPEC="${BORIS_SPEC_BIN:-$ROOT/target/debug/boris-spec}"
@@ -38,6 +42,7 @@ export DO_NOT_TRACK=1 NO_UPDATE_NOTIFIER=1 npm_config_update_notifier=false \
 FS_DIR="$CACHE/server-filesystem"
 DC_DIR="$CACHE/desktop-commander"
 LC_DIR="$CACHE/litecode"
+SE_DIR="$CACHE/serena"
 q() { printf "'%s'" "$1"; }
 declare -A SERVER=(
   [boris]="$(q "$BORIS") --transport stdio"
@@ -47,10 +52,22 @@ declare -A SERVER=(
   [desktop-commander]="node $(q "$DC_DIR/node_modules/@wonderwhy-er/desktop-commander/dist/index.js")"
   # litecode runs commands with $SHELL (zsh if unset, as on CI): pin bash, as for the rest.
   [litecode]="env SHELL=/bin/bash $(q "$LC_DIR/bin/litecode")"
+  # Its pyright through the uvx shim (no CPython download); the npm package the PyPI
+  # pyright wraps is cached once beside it.
+  [serena]="env PATH=$(q "$SE_DIR/shim"):$(q "$SE_DIR/venv/bin"):\"\$PATH\" PYRIGHT_PYTHON_CACHE_DIR=$(q "$SE_DIR/pyright") PYRIGHT_PYTHON_IGNORE_WARNINGS=1 $(q "$SE_DIR/venv/bin/serena")"
 )
-ORDER=(boris boris-anthropic-compat boris-pipe server-filesystem desktop-commander litecode)
+ORDER=(boris boris-anthropic-compat boris-pipe server-filesystem desktop-commander litecode serena)
+# serena takes seconds to start (Python, then pyright for every project) and to stop (it
+# shuts pyright down first): a minute per wait, half a minute to exit.
+declare -A RUN_ARGS=([serena]="--timeout-ms 60000 --exit-timeout-ms 30000")
 [ -n "${COMPAT_ONLY:-}" ] && read -r -a ORDER <<< "$COMPAT_ONLY"
 wants() { [[ " ${ORDER[*]} " == *" $1 "* ]]; }
+# Servers too slow to run on every CI run (serena: about 15 minutes on 2 cores, a Python
+# start and a pyright per case): with --check they are not run unless COMPAT_ALL=1, and
+# the matrix takes their last result, tests/compat/<name>.result.json, which every run
+# that does run them rewrites (after it matched the baseline).
+SLOW=" serena "
+skipped() { [ $CHECK -eq 1 ] && [ "${COMPAT_ALL:-0}" != 1 ] && [[ "$SLOW" == *" $1 "* ]]; }
 wants server-filesystem && { install_pinned "$ROOT/bench/reference" "$FS_DIR" \
   "$FS_DIR/node_modules/@modelcontextprotocol/server-filesystem/package.json" || exit 1; }
 wants desktop-commander && { install_pinned "$ROOT/bench/peers" "$DC_DIR" \
@@ -62,17 +79,36 @@ if wants litecode && [ ! -x "$LC_DIR/bin/litecode" ]; then
     || { echo "compat: cargo install litecode failed"; exit 1; }
 fi
 
+if wants serena && ! skipped serena && [ "$(cat "$SE_DIR/pins" 2>/dev/null)" != "$SERENA_PINS" ]; then
+  echo "compat: installing $SERENA_PINS" >&2
+  rm -rf "$SE_DIR" && mkdir -p "$SE_DIR/shim" \
+    && python3 -m venv "$SE_DIR/venv" \
+    && "$SE_DIR/venv/bin/pip" install -q --disable-pip-version-check $SERENA_PINS >&2 \
+    && cp "$HERE/serena-uvx" "$SE_DIR/shim/uvx" && ln -s uvx "$SE_DIR/shim/uv" \
+    && echo "$SERENA_PINS" > "$SE_DIR/pins" \
+    || { echo "compat: installing serena failed"; exit 1; }
+fi
+# The lsp cases: Boris finds its language servers where tests/lsp/install.sh put them.
+if wants boris || wants boris-pipe || wants boris-anthropic-compat; then
+  BORIS_SPEC_LSP_PATH=$(bash "$ROOT/tests/lsp/install.sh") || { echo "compat: installing the language servers failed"; exit 1; }
+  export BORIS_SPEC_LSP_PATH
+fi
 
 status=0
 for name in "${ORDER[@]}"; do
   base="$HERE/$name.baseline.yml"
   [ -f "$base" ] || : > "$base"
   echo "=== $name" >&2
+  if skipped "$name"; then
+    echo "not run (slow; COMPAT_ALL=1 runs it): the matrix shows its last result, tests/compat/$name.result.json" >&2
+    cp "$HERE/$name.result.json" "$OUT/$name.json" || status=1
+    continue
+  fi
   # Each case runs in its own temp dir; run from an empty one so nothing leaks in.
   work=$(mktemp -d)
   # stdio, 2025-11-25: the matrix compares servers; cargo test runs Boris on every route.
   (cd "$work" && HOME="$work" "$SPEC" run --server "${SERVER[$name]}" --adapter "$name" \
-      --transport stdio --era 2025-11-25 \
+      --transport stdio --era 2025-11-25 ${RUN_ARGS[$name]:-} \
       --baseline "$base" --json "$OUT/$name.json" --report "$OUT/$name.md" -j 2) \
       > "$OUT/$name.log" 2>&1
   rc=$?
@@ -82,6 +118,9 @@ for name in "${ORDER[@]}"; do
     echo "not ok compat: $name differs from its baseline (see $OUT/$name.log):" >&2
     grep -E '^(FAIL|STALE)' "$OUT/$name.log" | cut -c1-300 >&2
     status=1
+  elif [[ "$SLOW" == *" $name "* ]]; then
+    python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); json.dump(r, open(sys.argv[2], "w"), indent=0, sort_keys=True)' \
+      "$OUT/$name.json" "$HERE/$name.result.json"
   fi
 done
 

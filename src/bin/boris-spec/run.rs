@@ -50,6 +50,10 @@ pub(crate) struct RunArgs {
     /// Default per-wait timeout in milliseconds (a case's `timeout_ms` wins).
     #[arg(long, value_name = "N", default_value_t = boris::spec::model::DEFAULT_TIMEOUT_MS)]
     timeout_ms: u64,
+    /// How long a server gets to exit after its stdin closes, in milliseconds (a server
+    /// that stops a language server first may need longer than the default).
+    #[arg(long, value_name = "N", default_value_t = 5000)]
+    exit_timeout_ms: u64,
     /// Cases run in parallel (each starts its own server).
     #[arg(long, short = 'j', value_name = "N", default_value_t = 1)]
     jobs: usize,
@@ -130,6 +134,7 @@ pub(crate) fn main(args: RunArgs) -> ExitCode {
     opts.http_args = args.http_args;
     opts.http_addr_regex = args.http_addr_regex;
     opts.default_timeout = Duration::from_millis(args.timeout_ms);
+    opts.exit_timeout = Duration::from_millis(args.exit_timeout_ms);
     opts.only = args.only;
     opts.skip = args.skip;
     opts.adapter = adapter;

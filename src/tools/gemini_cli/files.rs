@@ -457,9 +457,20 @@ pub fn replace(ctx: &Ctx, args: ReplaceArgs) -> ToolResult<CallToolResult> {
          code:\n{snippet}",
         path.shown.display()
     );
+    let super::super::edit::Change {
+        before,
+        after,
+        lock,
+        ..
+    } = change;
     ctx.ws
-        .record_write(&path.real, Some(change.before), &change.after);
-    Ok(text_result(text))
+        .record_write(&path.real, Some(before.clone()), &after);
+    drop(lock);
+    let note = super::super::code::after_write(ctx, &path, Some(&before), &after);
+    Ok(super::super::code::with_diagnostics(
+        text_result(text),
+        note,
+    ))
 }
 
 /// Lines of the new text shown each side of a change (Gemini CLI's).

@@ -1,0 +1,664 @@
+//! One running language server (issue 20 §1): started through the process engine (so it
+//! runs in the session's sandbox like any command), spoken to with async-lsp's client
+//! main loop over its stdin and stdout, and kept in sync with the files Boris and the
+//! agent's commands change.
+
+use super::position::Encoding;
+use crate::exec::{self, Io, Running, Spawn};
+use async_lsp::router::Router;
+use async_lsp::{MainLoop, ServerSocket};
+use lsp_types::notification::{self as note, Notification};
+use lsp_types::request::{self as req, Request};
+use lsp_types::{
+    ClientCapabilities, Diagnostic, InitializeParams, NumberOrString, ProgressParamsValue,
+    ServerCapabilities, Url, WorkDoneProgress, WorkspaceFolder,
+};
+use std::collections::{HashMap, HashSet};
+use std::ops::ControlFlow;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio::sync::watch;
+
+/// How long a server may take to answer `initialize` before it is given up (calls never
+/// wait this long: they answer `indexing` at their own bound and the start goes on).
+pub const INITIALIZE_LIMIT: Duration = Duration::from_secs(120);
+
+/// What Boris needs to start a server.
+pub struct Launch {
+    pub language: String,
+    pub command: String,
+    pub root: PathBuf,
+    pub shell: PathBuf,
+    pub env: Vec<(String, String)>,
+    pub jail: Option<Arc<crate::sandbox::client::Jail>>,
+    /// Where the process engine may write a scratch file.
+    pub scratch: PathBuf,
+}
+
+/// What the server pushed: diagnostics per document, work in progress.
+#[derive(Default)]
+struct Pushed {
+    diagnostics: HashMap<Url, Published>,
+    /// Work-done progress begun and not ended (indexing, analysis).
+    progress: HashSet<String>,
+    /// Bumped on every change, so waiters can tell something arrived.
+    seq: u64,
+}
+
+#[derive(Clone)]
+pub struct Published {
+    pub version: Option<i32>,
+    pub diagnostics: Vec<Diagnostic>,
+    /// `Pushed::seq` when it arrived.
+    pub seq: u64,
+}
+
+/// An open document: what the server was last told it holds.
+struct Doc {
+    version: i32,
+    stamp: Option<crate::text::line_index::FileStamp>,
+    text: Arc<str>,
+}
+
+/// The text the server has of a document, at a version.
+#[derive(Clone)]
+pub struct Synced {
+    pub uri: Url,
+    pub version: i32,
+    pub text: Arc<str>,
+    /// Whether this call told the server something new (opened or changed it).
+    pub changed: bool,
+}
+
+pub struct Server {
+    pub language: String,
+    pub command: String,
+    pub root: PathBuf,
+    pub pid: i32,
+    pub encoding: Encoding,
+    pub capabilities: ServerCapabilities,
+    socket: ServerSocket,
+    process: Running,
+    pushed: Arc<Mutex<Pushed>>,
+    changed: watch::Receiver<u64>,
+    docs: Mutex<HashMap<PathBuf, Doc>>,
+    /// False once the main loop ended (the server exited or broke the protocol).
+    alive: watch::Receiver<bool>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Why a request got no answer.
+#[derive(Debug)]
+pub enum Failure {
+    /// The server is gone (crashed, killed): worth one restart.
+    Gone,
+    /// No answer within the bound.
+    TimedOut,
+    /// The server answered with an error.
+    Error(String),
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Failure::Gone => f.write_str("the language server exited"),
+            Failure::TimedOut => f.write_str("the language server did not answer in time"),
+            Failure::Error(e) => write!(f, "the language server answered with an error: {e}"),
+        }
+    }
+}
+
+/// The router state: where pushed things go.
+struct Sink {
+    pushed: Arc<Mutex<Pushed>>,
+    changed: watch::Sender<u64>,
+    folder: Vec<WorkspaceFolder>,
+}
+
+impl Sink {
+    fn bump(&self, p: &mut Pushed) {
+        p.seq += 1;
+        let seq = p.seq;
+        self.changed.send_replace(seq);
+    }
+}
+
+fn token_key(t: &NumberOrString) -> String {
+    match t {
+        NumberOrString::Number(n) => n.to_string(),
+        NumberOrString::String(s) => s.clone(),
+    }
+}
+
+fn router(sink: Sink) -> Router<Sink> {
+    let mut r = Router::new(sink);
+    r.notification::<note::PublishDiagnostics>(|s, p| {
+        tracing::debug!(uri = %p.uri, version = ?p.version, count = p.diagnostics.len(), "diagnostics published");
+        let mut pushed = lock(&s.pushed);
+        let seq = pushed.seq + 1;
+        pushed.diagnostics.insert(
+            p.uri,
+            Published {
+                version: p.version,
+                diagnostics: p.diagnostics,
+                seq,
+            },
+        );
+        s.bump(&mut pushed);
+        ControlFlow::Continue(())
+    })
+    .notification::<note::Progress>(|s, p| {
+        let ProgressParamsValue::WorkDone(w) = p.value;
+        let mut pushed = lock(&s.pushed);
+        let key = token_key(&p.token);
+        match w {
+            WorkDoneProgress::Begin(_) => {
+                pushed.progress.insert(key);
+            }
+            WorkDoneProgress::End(_) => {
+                pushed.progress.remove(&key);
+            }
+            WorkDoneProgress::Report(_) => return ControlFlow::Continue(()),
+        }
+        s.bump(&mut pushed);
+        ControlFlow::Continue(())
+    })
+    // Logs, telemetry, messages: nothing a call needs.
+    .unhandled_notification(|_, _| ControlFlow::Continue(()))
+    .request::<req::WorkDoneProgressCreate, _>(|_, _| async { Ok(()) })
+    .request::<req::RegisterCapability, _>(|_, _| async { Ok(()) })
+    .request::<req::UnregisterCapability, _>(|_, _| async { Ok(()) })
+    .request::<req::WorkspaceConfiguration, _>(|_, p| {
+        // Every section at its default.
+        let n = p.items.len();
+        async move { Ok(vec![serde_json::Value::Null; n]) }
+    })
+    .request::<req::WorkspaceFoldersRequest, _>(|s, _| {
+        let folders = s.folder.clone();
+        async move { Ok(Some(folders)) }
+    })
+    .request::<req::ShowMessageRequest, _>(|_, _| async { Ok(None) })
+    .request::<req::ApplyWorkspaceEdit, _>(|_, _| async {
+        // Boris applies edits itself, through its own checks.
+        Ok(lsp_types::ApplyWorkspaceEditResponse {
+            applied: false,
+            failure_reason: Some("the client applies no edits it did not ask for".into()),
+            failed_change: None,
+        })
+    })
+    // Refresh requests and anything newer: acknowledged.
+    .unhandled_request(|_, _| async { Ok(serde_json::Value::Null) });
+    r
+}
+
+fn capabilities() -> ClientCapabilities {
+    serde_json::from_value(serde_json::json!({
+        "general": {"positionEncodings": ["utf-8", "utf-16"]},
+        "window": {"workDoneProgress": true},
+        "workspace": {
+            "workspaceFolders": true,
+            "configuration": true,
+            "symbol": {"symbolKind": {"valueSet": (1..=26).collect::<Vec<u32>>()}},
+            "workspaceEdit": {"documentChanges": true}
+        },
+        "textDocument": {
+            "synchronization": {"didSave": true, "dynamicRegistration": false},
+            "publishDiagnostics": {"versionSupport": true, "relatedInformation": false},
+            "hover": {"contentFormat": ["markdown", "plaintext"]},
+            "definition": {"linkSupport": true},
+            "implementation": {"linkSupport": true},
+            "references": {},
+            "documentSymbol": {
+                "hierarchicalDocumentSymbolSupport": true,
+                "symbolKind": {"valueSet": (1..=26).collect::<Vec<u32>>()}
+            },
+            "rename": {"prepareSupport": false},
+            "callHierarchy": {}
+        }
+    }))
+    .unwrap_or_default()
+}
+
+impl Server {
+    /// Starts the server and initialises it. Runs on the LSP runtime.
+    pub async fn start(launch: Launch) -> Result<Server, String> {
+        let stderr_limits = |name: &str| exec::Limits {
+            head_bytes: 8 * 1024,
+            tail_bytes: 8 * 1024,
+            spill_after: 8 * 1024,
+            spill_path: launch.scratch.join(name),
+            spill_max: 0,
+            clean_chars: None,
+        };
+        let mut env = launch.env.clone();
+        if let Some(jail) = &launch.jail {
+            // A server caches (clangd's index, gopls' module data) under the user's cache
+            // directory, which the sandbox does not let it write: the session's TMPDIR.
+            env.push((
+                "XDG_CACHE_HOME".into(),
+                jail.tmpdir().join("cache").display().to_string(),
+            ));
+        }
+        let script = format!("exec {}", launch.command);
+        let process = Running::spawn(Spawn {
+            shell: &launch.shell,
+            script: &script,
+            cwd: &launch.root,
+            stdout: stderr_limits("lsp-stdout"),
+            stderr: stderr_limits("lsp-stderr"),
+            env: &env,
+            scratch: &launch.scratch,
+            jail: launch.jail.as_deref(),
+            io: Io::Piped,
+        })
+        .map_err(|e| format!("could not start `{}`: {e}", launch.command))?;
+        let pipes = process
+            .take_pipes()
+            .ok_or_else(|| "the server's pipes were not made".to_string())?;
+        let to_server = tokio::net::unix::pipe::Sender::from_owned_fd(pipes.stdin)
+            .map_err(|e| format!("the server's stdin: {e}"))?;
+        let from_server = tokio::net::unix::pipe::Receiver::from_owned_fd(pipes.stdout)
+            .map_err(|e| format!("the server's stdout: {e}"))?;
+        let root_uri = Url::from_directory_path(&launch.root)
+            .map_err(|_| format!("{} is not an absolute path", launch.root.display()))?;
+        let folder = vec![WorkspaceFolder {
+            uri: root_uri.clone(),
+            name: launch
+                .root
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "root".into()),
+        }];
+        let pushed = Arc::new(Mutex::new(Pushed::default()));
+        let (changed_tx, changed) = watch::channel(0u64);
+        let sink = Sink {
+            pushed: pushed.clone(),
+            changed: changed_tx,
+            folder: folder.clone(),
+        };
+        let (mainloop, socket) = MainLoop::new_client(|_| router(sink));
+        let (alive_tx, alive) = watch::channel(true);
+        tokio::spawn(async move {
+            use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
+            let ended = mainloop
+                .run_buffered(from_server.compat(), to_server.compat_write())
+                .await;
+            if let Err(e) = ended {
+                tracing::debug!(error = %e, "language server connection ended");
+            }
+            alive_tx.send_replace(false);
+        });
+        #[allow(deprecated)] // root_uri: older servers read it rather than the folders.
+        let params = InitializeParams {
+            // A server watches this pid and exits when it is gone; inside the sandbox's
+            // PID namespace Boris's pid names nothing (typescript-language-server quit
+            // after 3 s), and the sandbox kills the server with the session anyway.
+            process_id: launch.jail.is_none().then(std::process::id),
+            root_uri: Some(root_uri),
+            capabilities: capabilities(),
+            workspace_folders: Some(folder),
+            client_info: Some(lsp_types::ClientInfo {
+                name: "boris".into(),
+                version: Some(env!("CARGO_PKG_VERSION").into()),
+            }),
+            ..Default::default()
+        };
+        let mut alive_wait = alive.clone();
+        let init = tokio::select! {
+            r = tokio::time::timeout(INITIALIZE_LIMIT, socket.request::<req::Initialize>(params)) => r,
+            _ = ended(&mut alive_wait) => {
+                // Give the reader a moment to collect what it said on stderr.
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                return Err(format!(
+                    "`{}` exited during start-up{}",
+                    launch.command,
+                    stderr_tail(&process)
+                ));
+            }
+        };
+        let init = match init {
+            Ok(Ok(r)) => r,
+            Ok(Err(e)) => {
+                return Err(format!(
+                    "`{}` failed to initialize: {e}{}",
+                    launch.command,
+                    stderr_tail(&process)
+                ));
+            }
+            Err(_) => {
+                return Err(format!(
+                    "`{}` did not answer initialize within {} s",
+                    launch.command,
+                    INITIALIZE_LIMIT.as_secs()
+                ));
+            }
+        };
+        socket
+            .notify::<note::Initialized>(lsp_types::InitializedParams {})
+            .map_err(|e| format!("`{}`: {e}", launch.command))?;
+        let encoding = Encoding::from_lsp(
+            init.capabilities
+                .position_encoding
+                .as_ref()
+                .map(|k| k.as_str()),
+        );
+        Ok(Server {
+            language: launch.language,
+            command: launch.command,
+            root: launch.root,
+            pid: process.pid,
+            encoding,
+            capabilities: init.capabilities,
+            socket,
+            process,
+            pushed,
+            changed,
+            docs: Mutex::new(HashMap::new()),
+            alive,
+        })
+    }
+
+    pub fn is_alive(&self) -> bool {
+        *self.alive.borrow() && self.process.exited().is_none()
+    }
+
+    /// Whether the server reports work in progress (indexing, analysis).
+    pub fn busy(&self) -> bool {
+        !lock(&self.pushed).progress.is_empty()
+    }
+
+    /// The last lines the server wrote on stderr (for an error message).
+    pub fn stderr_tail(&self) -> String {
+        stderr_tail(&self.process)
+    }
+
+    /// Waits until no work is in progress, up to `until`; whether it is idle.
+    pub async fn wait_idle(&self, until: Instant) -> bool {
+        let mut rx = self.changed.clone();
+        loop {
+            if !self.busy() {
+                return true;
+            }
+            if !self.is_alive() {
+                return false;
+            }
+            let left = until.saturating_duration_since(Instant::now());
+            if left.is_zero() || tokio::time::timeout(left, rx.changed()).await.is_err() {
+                return !self.busy();
+            }
+        }
+    }
+
+    /// Sends `R` and waits for its answer up to `until`. A "content modified" answer
+    /// (the server's state moved under the request) is retried while time is left.
+    pub async fn request<R: Request>(
+        &self,
+        params: R::Params,
+        until: Instant,
+    ) -> Result<R::Result, Failure>
+    where
+        R::Params: Clone,
+    {
+        loop {
+            if !self.is_alive() {
+                return Err(Failure::Gone);
+            }
+            let left = until.saturating_duration_since(Instant::now());
+            let mut alive = self.alive.clone();
+            let answer = tokio::select! {
+                r = tokio::time::timeout(left, self.socket.request::<R>(params.clone())) => r,
+                _ = ended(&mut alive) => return Err(Failure::Gone),
+            };
+            match answer {
+                Err(_) => return Err(Failure::TimedOut),
+                Ok(Ok(r)) => return Ok(r),
+                Ok(Err(async_lsp::Error::Response(e)))
+                    if e.code == async_lsp::ErrorCode::CONTENT_MODIFIED
+                        && Instant::now() < until =>
+                {
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+                Ok(Err(async_lsp::Error::ServiceStopped | async_lsp::Error::Eof)) => {
+                    return Err(Failure::Gone);
+                }
+                Ok(Err(e)) => return Err(Failure::Error(e.to_string())),
+            }
+        }
+    }
+
+    fn notify<N: Notification>(&self, params: N::Params) -> Result<(), Failure> {
+        self.socket.notify::<N>(params).map_err(|_| Failure::Gone)
+    }
+
+    /// Makes the server hold `text` for `path` (opening the document, or changing it);
+    /// `save` also sends didSave. Returns what the server now holds.
+    pub fn put(
+        &self,
+        path: &Path,
+        language_id: &str,
+        text: Arc<str>,
+        stamp: Option<crate::text::line_index::FileStamp>,
+        save: bool,
+    ) -> Result<Synced, Failure> {
+        let uri = Url::from_file_path(path).map_err(|_| Failure::Error("not a path".into()))?;
+        let mut docs = lock(&self.docs);
+        let mut changed = true;
+        let version = match docs.get_mut(path) {
+            Some(doc) if *doc.text == *text => {
+                doc.stamp = stamp;
+                changed = false;
+                doc.version
+            }
+            Some(doc) => {
+                doc.version += 1;
+                doc.text = text.clone();
+                doc.stamp = stamp;
+                self.notify::<note::DidChangeTextDocument>(
+                    lsp_types::DidChangeTextDocumentParams {
+                        text_document: lsp_types::VersionedTextDocumentIdentifier {
+                            uri: uri.clone(),
+                            version: doc.version,
+                        },
+                        content_changes: vec![lsp_types::TextDocumentContentChangeEvent {
+                            range: None,
+                            range_length: None,
+                            text: text.to_string(),
+                        }],
+                    },
+                )?;
+                doc.version
+            }
+            None => {
+                self.notify::<note::DidOpenTextDocument>(lsp_types::DidOpenTextDocumentParams {
+                    text_document: lsp_types::TextDocumentItem {
+                        uri: uri.clone(),
+                        language_id: language_id.to_string(),
+                        version: 1,
+                        text: text.to_string(),
+                    },
+                })?;
+                docs.insert(
+                    path.to_path_buf(),
+                    Doc {
+                        version: 1,
+                        stamp,
+                        text: text.clone(),
+                    },
+                );
+                1
+            }
+        };
+        if save {
+            self.notify::<note::DidSaveTextDocument>(lsp_types::DidSaveTextDocumentParams {
+                text_document: lsp_types::TextDocumentIdentifier { uri: uri.clone() },
+                text: None,
+            })?;
+        }
+        Ok(Synced {
+            uri,
+            version,
+            text,
+            changed,
+        })
+    }
+
+    /// How many documents are open.
+    pub fn open_count(&self) -> usize {
+        lock(&self.docs).len()
+    }
+
+    /// What the server holds of `path`, if it is open.
+    pub fn open_text(&self, path: &Path) -> Option<(i32, Arc<str>)> {
+        lock(&self.docs)
+            .get(path)
+            .map(|d| (d.version, d.text.clone()))
+    }
+
+    /// The open documents whose file changed on disk since the server was told (a
+    /// command wrote them): their paths and stamps now (`None`: gone).
+    pub fn stale_docs(&self) -> Vec<(PathBuf, Option<crate::text::line_index::FileStamp>)> {
+        lock(&self.docs)
+            .iter()
+            .filter_map(|(p, d)| {
+                let now = std::fs::metadata(p)
+                    .ok()
+                    .map(|m| crate::text::line_index::FileStamp::of(&m));
+                (now != d.stamp).then(|| (p.clone(), now))
+            })
+            .collect()
+    }
+
+    /// Closes a document whose file is gone.
+    pub fn close(&self, path: &Path) {
+        if lock(&self.docs).remove(path).is_some()
+            && let Ok(uri) = Url::from_file_path(path)
+        {
+            let _ =
+                self.notify::<note::DidCloseTextDocument>(lsp_types::DidCloseTextDocumentParams {
+                    text_document: lsp_types::TextDocumentIdentifier { uri },
+                });
+        }
+    }
+
+    /// The diagnostics last published for `uri`.
+    pub fn published(&self, uri: &Url) -> Option<Published> {
+        lock(&self.pushed).diagnostics.get(uri).cloned()
+    }
+
+    /// The current change counter (to wait for anything published after now).
+    pub fn seq(&self) -> u64 {
+        lock(&self.pushed).seq
+    }
+
+    /// Waits up to `until` for diagnostics of `uri` at `version` (or, from a server that
+    /// does not say which version it checked, published after `after_seq`).
+    pub async fn wait_published(
+        &self,
+        uri: &Url,
+        version: i32,
+        after_seq: u64,
+        until: Instant,
+    ) -> Option<Published> {
+        let mut rx = self.changed.clone();
+        loop {
+            if let Some(p) = self.published(uri) {
+                let fresh = match p.version {
+                    Some(v) => v >= version,
+                    None => p.seq > after_seq,
+                };
+                if fresh {
+                    return Some(p);
+                }
+            }
+            if !self.is_alive() {
+                return None;
+            }
+            let left = until.saturating_duration_since(Instant::now());
+            if left.is_zero() || tokio::time::timeout(left, rx.changed()).await.is_err() {
+                return None;
+            }
+        }
+    }
+
+    /// Resident memory of the server and the processes it started (tsserver under
+    /// typescript-language-server), in bytes; Linux only.
+    pub fn rss_bytes(&self) -> Option<u64> {
+        process_tree_rss(self.pid)
+    }
+
+    /// Asks the server to exit (shutdown, exit), then kills its process group.
+    pub async fn stop(&self) {
+        let until = Instant::now() + Duration::from_millis(500);
+        if self.request::<req::Shutdown>((), until).await.is_ok() {
+            let _ = self.notify::<note::Exit>(());
+            let mut alive = self.alive.clone();
+            let _ = tokio::time::timeout(Duration::from_millis(300), ended(&mut alive)).await;
+        }
+        self.process.signal_group(nix::sys::signal::Signal::SIGKILL);
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        // The process engine's Running kills the group when it goes; say so first for
+        // the processes that left it.
+        self.process.signal_group(nix::sys::signal::Signal::SIGKILL);
+    }
+}
+
+/// Resolves once the main loop has ended.
+async fn ended(alive: &mut watch::Receiver<bool>) {
+    let _ = alive.wait_for(|a| !*a).await;
+}
+
+fn stderr_tail(process: &Running) -> String {
+    let c = exec::lock(&process.stderr);
+    let tail = String::from_utf8_lossy(c.tail());
+    let lines: Vec<&str> = tail
+        .lines()
+        .map(str::trim_end)
+        .filter(|l| !l.is_empty())
+        .collect();
+    if lines.is_empty() {
+        return String::new();
+    }
+    let from = lines.len().saturating_sub(5);
+    let mut text = lines[from..].join(" | ");
+    if text.chars().count() > 600 {
+        text = text.chars().take(600).collect::<String>() + "…";
+    }
+    format!("; it said: {text}")
+}
+
+/// VmRSS of `pid` and its descendants, in bytes.
+pub fn process_tree_rss(pid: i32) -> Option<u64> {
+    let mut children: HashMap<i32, Vec<i32>> = HashMap::new();
+    for (p, dir) in exec::other_processes() {
+        if let Ok(stat) = std::fs::read_to_string(dir.join("stat"))
+            && let Some(after) = stat.rsplit_once(')').map(|x| x.1)
+            && let Some(ppid) = after.split_whitespace().nth(1).and_then(|s| s.parse().ok())
+        {
+            children.entry(ppid).or_default().push(p);
+        }
+    }
+    let mut total = 0u64;
+    let mut found = false;
+    let mut stack = vec![pid];
+    while let Some(p) = stack.pop() {
+        if let Ok(status) = std::fs::read_to_string(format!("/proc/{p}/status"))
+            && let Some(kb) = status
+                .lines()
+                .find_map(|l| l.strip_prefix("VmRSS:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        {
+            total += kb * 1024;
+            found = true;
+        }
+        stack.extend(children.get(&p).into_iter().flatten());
+    }
+    found.then_some(total)
+}
