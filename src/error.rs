@@ -33,6 +33,10 @@ pub enum ErrorCode {
     NotebookInvalid,
     /// `NotebookEdit` names a cell the notebook does not have.
     NotebookCellNotFound,
+    /// `apply_patch`: the input is not a patch Boris can read, or it changes nothing.
+    PatchInvalid,
+    /// `apply_patch`: a hunk's lines (or its `@@` line) are not in the file.
+    PatchHunkNotFound,
     Internal,
 }
 
@@ -59,6 +63,8 @@ impl ErrorCode {
             ErrorCode::BashTaskNotFound => "BASH_TASK_NOT_FOUND",
             ErrorCode::NotebookInvalid => "NOTEBOOK_INVALID",
             ErrorCode::NotebookCellNotFound => "NOTEBOOK_CELL_NOT_FOUND",
+            ErrorCode::PatchInvalid => "PATCH_INVALID",
+            ErrorCode::PatchHunkNotFound => "PATCH_HUNK_NOT_FOUND",
             ErrorCode::Internal => "INTERNAL_ERROR",
         }
     }

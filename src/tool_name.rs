@@ -56,6 +56,8 @@ tools! {
     StrReplaceEditor = "str_replace_editor", None, Never;
     Grep = "grep", None, Always;
     Glob = "glob", None, Never;
+    /// Every profile's (issue 19 §2).
+    ApplyPatch = "apply_patch", None, Never;
     /// Claude Code's (`--tool-profile claude-code`).
     CcBash = "Bash", Some(ToolName::Bash), UnlessBackground;
     CcRead = "Read", Some(ToolName::View), Never;

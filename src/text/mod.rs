@@ -5,6 +5,7 @@ pub mod diff;
 pub mod line_index;
 pub mod lines;
 pub mod notebook;
+pub mod patch;
 pub mod ranges;
 pub mod replace;
 pub mod sanitize;

@@ -4,6 +4,7 @@
 //! server deserialises arguments here so that a wrong type or a missing field is an
 //! `[INVALID_INPUT]` tool result (DESIGN §5) rather than rmcp's untagged message.
 
+pub mod apply_patch;
 pub mod bash;
 pub mod claude_code;
 pub mod create;
@@ -72,6 +73,11 @@ impl Shared {
             ViewBeforeEdit::Auto => can_view,
         };
         let command_env = crate::exec::command_env(&config.env);
+        // A patch a killed Boris left half-applied in an allowed directory is finished
+        // (or undone) before the first call (`journal`).
+        for dir in scope.allow_dirs() {
+            crate::journal::recover_once(dir);
+        }
         Ok(Shared {
             config,
             scope,
@@ -98,6 +104,7 @@ impl Ctx {
     /// (issue 18): both agree on what may run later, outside it.
     pub fn resolve(&self, path: &str) -> ToolResult<ScopedPath> {
         let scoped = self.shared.scope.resolve(&self.ws.cwd(), path)?;
+        finish_interrupted_patches(&scoped);
         if let Some(sandbox) = &self.shared.config.sandbox
             && sandbox.policy.protect_git
             && (crate::sandbox::paths::is_git_protected(&scoped.real)
@@ -119,7 +126,9 @@ impl Ctx {
     /// Resolves a path a tool only reads (`view`, `grep`, `glob`). Besides the allowed
     /// directories, bash's spill files are readable here, wherever they live.
     pub fn resolve_read(&self, path: &str) -> ToolResult<ScopedPath> {
-        self.shared.scope.resolve_read(&self.ws.cwd(), path)
+        let scoped = self.shared.scope.resolve_read(&self.ws.cwd(), path)?;
+        finish_interrupted_patches(&scoped);
+        Ok(scoped)
     }
 
     /// Where a command output file named `name` goes: with the sandbox on, this
@@ -135,6 +144,14 @@ impl Ctx {
 
     pub fn max_file_size(&self) -> u64 {
         self.shared.config.max_file_size
+    }
+}
+
+/// The first time this process touches a directory, what a killed Boris left of a
+/// multi-file patch there is finished or undone (`journal`), so no tool sees half of it.
+fn finish_interrupted_patches(path: &ScopedPath) {
+    if let Some(dir) = path.real.parent() {
+        crate::journal::recover_once(dir);
     }
 }
 
@@ -163,6 +180,7 @@ fn catalogue(config: &Config) -> Vec<Tool> {
     tools.extend([
         grep::tool(config.anthropic_compat),
         glob::tool(config.anthropic_compat),
+        apply_patch::tool(),
     ]);
     keep_enabled(config, ToolName::Bash, &mut tools);
     tools
@@ -234,6 +252,7 @@ pub fn tool_name(config: &Config, tool: ToolName) -> &'static str {
 /// `Read` or `view`), the task tools only beside Bash, sorted by name.
 fn claude_code_catalogue(config: &Config) -> Vec<Tool> {
     let mut tools = claude_code::tools();
+    tools.push(apply_patch::tool());
     keep_enabled(config, ToolName::CcBash, &mut tools);
     tools
 }
@@ -361,6 +380,7 @@ fn dispatch_blocking(
         ToolName::MultiEdit => parse(name, args).and_then(|a| edit::run_multi(ctx, a)),
         ToolName::UndoEdit => parse(name, args).and_then(|a| undo::run(ctx, a)),
         ToolName::CreateFile => parse(name, args).and_then(|a| create::run(ctx, a)),
+        ToolName::ApplyPatch => parse(name, args).and_then(|a| apply_patch::run(ctx, a)),
         ToolName::StrReplaceEditor => parse(name, args).and_then(|a| editor::run(ctx, a)),
         ToolName::Grep | ToolName::CcGrep => parse(name, args).and_then(|a| grep::run(ctx, a, ct)),
         ToolName::Glob => parse(name, args).and_then(|a| glob::run(ctx, a, compat, ct)),
