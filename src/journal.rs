@@ -6,8 +6,9 @@
 //! multi-file commit is a small transaction `T` (`<pid>-<8 hex>`):
 //!
 //! 1. **Stage**: each new content is written and synced to `.boris-patch-T-N` beside its
-//!    target (same directory, so the rename cannot cross filesystems). Killed here: the
-//!    targets are untouched; the staged files are garbage.
+//!    target (same directory, so the rename cannot cross filesystems); a file to remove
+//!    gets an empty one beside it (so its directory, too, shows a patch under way).
+//!    Killed here: the targets are untouched; the staged files are garbage.
 //! 2. **Commit point**: the journal `.boris-patch-T.journal` — every rename and removal,
 //!    with the hash of what each target held — is written (temp file, sync, rename) in
 //!    the deepest directory holding all the targets.
@@ -86,23 +87,26 @@ pub fn commit(changes: &[Change<'_>], home: &Path) -> ToolResult<()> {
         }
     };
     for (n, change) in changes.iter().enumerate() {
-        if let Change::Write {
-            real,
-            shown,
-            bytes,
-            mode_of,
-            ..
-        } = change
-        {
-            let dir = real.parent().unwrap_or(Path::new("/"));
-            let path = dir.join(format!("{PREFIX}{tx}-{n}"));
-            if let Err(e) = fsutil::write_synced(&path, shown, bytes, *mode_of) {
-                let _ = fs::remove_file(&path);
-                drop_staged(&staged);
-                return Err(e);
-            }
-            staged.push(path);
+        let (real, shown, bytes, mode_of) = match change {
+            Change::Write {
+                real,
+                shown,
+                bytes,
+                mode_of,
+                ..
+            } => (*real, *shown, *bytes, *mode_of),
+            // An empty marker: a directory that only loses a file still shows a Boris
+            // that looks there that a patch was under way.
+            Change::Remove { real, shown, .. } => (*real, *shown, &b""[..], None),
+        };
+        let dir = real.parent().unwrap_or(Path::new("/"));
+        let path = dir.join(format!("{PREFIX}{tx}-{n}"));
+        if let Err(e) = fsutil::write_synced(&path, shown, bytes, mode_of) {
+            let _ = fs::remove_file(&path);
+            drop_staged(&staged);
+            return Err(e);
         }
+        staged.push(path);
     }
     let journal = home.join(format!("{PREFIX}{tx}.journal"));
     if let Err(e) = write_journal(&journal, changes, &staged) {
@@ -110,25 +114,22 @@ pub fn commit(changes: &[Change<'_>], home: &Path) -> ToolResult<()> {
         return Err(ToolError::io(&journal, "write the patch's journal", &e));
     }
     let mut failed = Vec::new();
-    let writes = changes
-        .iter()
-        .filter_map(|c| match c {
-            Change::Write { real, shown, .. } => Some((*real, *shown)),
-            Change::Remove { .. } => None,
-        })
-        .zip(&staged);
-    for ((real, shown), from) in writes {
-        if let Err(e) = fs::rename(from, real) {
+    for (change, from) in changes.iter().zip(&staged) {
+        if let Change::Write { real, shown, .. } = change
+            && let Err(e) = fs::rename(from, real)
+        {
             let _ = fs::remove_file(from);
             failed.push(ToolError::io(shown, "replace", &e));
         }
     }
-    for change in changes {
-        if let Change::Remove { real, shown, .. } = change
-            && let Err(e) = fs::remove_file(real)
-            && e.kind() != std::io::ErrorKind::NotFound
-        {
-            failed.push(ToolError::io(shown, "remove", &e));
+    for (change, marker) in changes.iter().zip(&staged) {
+        if let Change::Remove { real, shown, .. } = change {
+            if let Err(e) = fs::remove_file(real)
+                && e.kind() != std::io::ErrorKind::NotFound
+            {
+                failed.push(ToolError::io(shown, "remove", &e));
+            }
+            let _ = fs::remove_file(marker);
         }
     }
     let _ = fs::remove_file(&journal);
@@ -147,27 +148,25 @@ pub fn commit(changes: &[Change<'_>], home: &Path) -> ToolResult<()> {
 
 fn write_journal(path: &Path, changes: &[Change<'_>], staged: &[PathBuf]) -> std::io::Result<()> {
     let mut text = format!("{JOURNAL_HEADER}\n");
-    let mut staged = staged.iter();
     let hash = |h: Option<u64>| h.map_or("-".to_string(), |h| format!("{h:016x}"));
-    for change in changes {
-        match change {
-            Change::Write { real, before, .. } => {
-                let from = staged.next().ok_or(std::io::ErrorKind::InvalidInput)?;
-                text.push_str(&format!(
-                    "write {} {} {}\n",
-                    file_uri(from),
-                    file_uri(real),
-                    hash(*before)
-                ));
-            }
-            Change::Remove { real, before, .. } => {
-                text.push_str(&format!(
-                    "remove {} {}\n",
-                    file_uri(real),
-                    hash(Some(*before))
-                ));
-            }
-        }
+    if staged.len() != changes.len() {
+        return Err(std::io::ErrorKind::InvalidInput.into());
+    }
+    for (change, from) in changes.iter().zip(staged) {
+        text.push_str(&match change {
+            Change::Write { real, before, .. } => format!(
+                "write {} {} {}\n",
+                file_uri(from),
+                file_uri(real),
+                hash(*before)
+            ),
+            Change::Remove { real, before, .. } => format!(
+                "remove {} {} {}\n",
+                file_uri(real),
+                hash(Some(*before)),
+                file_uri(from)
+            ),
+        });
     }
     text.push_str("end\n");
     let tmp = path.with_extension("journal.tmp");
@@ -198,6 +197,7 @@ enum Op {
     Remove {
         target: PathBuf,
         before: u64,
+        marker: PathBuf,
     },
 }
 
@@ -220,9 +220,10 @@ fn read_journal(text: &str) -> Option<Vec<Op>> {
                 to: file_uri_path(to)?,
                 before: hash(before)?,
             }),
-            ["remove", target, before] => ops.push(Op::Remove {
+            ["remove", target, before, marker] => ops.push(Op::Remove {
                 target: file_uri_path(target)?,
                 before: hash(before)??,
+                marker: file_uri_path(marker)?,
             }),
             ["end"] => return Some(ops),
             _ => return None,
@@ -264,10 +265,16 @@ fn roll_forward(journal: &Path) {
         }
     }
     for op in &ops {
-        if let Op::Remove { target, before } = op
-            && current_hash(target).ok().flatten() == Some(*before)
+        if let Op::Remove {
+            target,
+            before,
+            marker,
+        } = op
         {
-            let _ = fs::remove_file(target);
+            if current_hash(target).ok().flatten() == Some(*before) {
+                let _ = fs::remove_file(target);
+            }
+            let _ = fs::remove_file(marker);
         }
     }
     let _ = fs::remove_file(journal);
@@ -431,12 +438,11 @@ mod tests {
         ];
         let dir = tempfile::tempdir().unwrap();
         let j = dir.path().join("j.journal");
-        write_journal(
-            &j,
-            &changes,
-            &[PathBuf::from("/w/.boris-patch-1-0000000a-0")],
-        )
-        .unwrap();
+        let staged = [
+            PathBuf::from("/w/.boris-patch-1-0000000a-0"),
+            PathBuf::from("/w/sub/.boris-patch-1-0000000a-1"),
+        ];
+        write_journal(&j, &changes, &staged).unwrap();
         let text = fs::read_to_string(&j).unwrap();
         assert_eq!(
             read_journal(&text).unwrap(),
@@ -448,7 +454,8 @@ mod tests {
                 },
                 Op::Remove {
                     target: b.into(),
-                    before: 7
+                    before: 7,
+                    marker: staged[1].clone()
                 }
             ]
         );
@@ -508,11 +515,13 @@ mod tests {
         let tx = format!("{dead}-0000beef");
         let sb = w.join(format!("sub/{PREFIX}{tx}-1"));
         let sc = w.join(format!("sub/{PREFIX}{tx}-2"));
+        let marker = w.join(format!("sub/{PREFIX}{tx}-3"));
         fs::write(&sb, "B2").unwrap();
         fs::write(&sc, "C2").unwrap();
+        fs::write(&marker, "").unwrap();
         let h = |s: &str| format!("{:016x}", hash_bytes(s.as_bytes()));
         let journal = format!(
-            "{JOURNAL_HEADER}\nwrite {} {} {}\nwrite {} {} {}\nwrite {} {} {}\nremove {} {}\nend\n",
+            "{JOURNAL_HEADER}\nwrite {} {} {}\nwrite {} {} {}\nwrite {} {} {}\nremove {} {} {}\nend\n",
             file_uri(&w.join(format!("{PREFIX}{tx}-0"))),
             file_uri(&a),
             h("A1"),
@@ -524,6 +533,7 @@ mod tests {
             h("C1"),
             file_uri(&gone),
             h("G"),
+            file_uri(&marker),
         );
         fs::write(w.join(format!("{PREFIX}{tx}.journal")), journal).unwrap();
         assert_eq!(recover_dir(&w.join("sub")), 1);

@@ -278,6 +278,9 @@ fn wrappings_are_named() {
     let p = parse(&crlf).unwrap();
     assert!(p.wrappings.is_empty());
     assert!(matches!(&p.patch.files[0], FileOp::Add { lines, .. } if !lines[0].cr));
+    // A unified diff of a file that holds envelope lines is a unified diff.
+    let p = parse("--- a/f\n+++ b/f\n@@ -1,2 +1,2 @@\n *** Begin Patch\n-a\n+b\n").unwrap();
+    assert_eq!(p.format, Format::Unified);
     let unified = "I changed f:\n```\n--- a/f\n+++ b/f\n@@ -1 +1 @@\n-a\n+b\n```\nDone.";
     let p = parse(unified).unwrap();
     assert_eq!(

@@ -70,7 +70,12 @@ pub(super) fn locate(input: &str) -> Result<Located<'_>, ParseError> {
         text = Cow::Owned(text.replace("\r\n", "\n"));
     }
     let lines: Vec<&str> = text.split('\n').collect();
-    let begin = lines.iter().position(|l| l.trim() == "*** Begin Patch");
+    // Whichever comes first: a unified diff may hold a line ` *** Begin Patch` (context)
+    // of a file that mentions the envelope.
+    let begin = lines
+        .iter()
+        .position(|l| l.trim() == "*** Begin Patch")
+        .filter(|&b| unified_start(&lines).is_none_or(|u| b < u));
     let (format, start, end) = match begin {
         Some(b) => {
             let end = lines
