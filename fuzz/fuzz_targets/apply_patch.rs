@@ -5,8 +5,15 @@
 use boris::text::patch::{FileOp, Patch, apply_chunks, file_op_for, parse, render};
 use libfuzzer_sys::fuzz_target;
 
-fuzz_target!(|input: (String, Vec<u8>, String, String)| {
-    let (text, content, old, new) = input;
+// The input is four parts separated by NUL bytes — the patch, a file's content, and two
+// versions of a file — so that a seed is a patch as written.
+fuzz_target!(|data: &[u8]| {
+    let mut parts = data.splitn(4, |&b| b == 0);
+    let mut next = || parts.next().unwrap_or_default();
+    let text = String::from_utf8_lossy(next()).into_owned();
+    let content = next().to_vec();
+    let old = String::from_utf8_lossy(next()).into_owned();
+    let new = String::from_utf8_lossy(next()).into_owned();
     if let Ok(parsed) = parse(&text) {
         for op in &parsed.patch.files {
             if let FileOp::Update { chunks, .. } = op {

@@ -380,7 +380,20 @@ fn dispatch_blocking(
         ToolName::MultiEdit => parse(name, args).and_then(|a| edit::run_multi(ctx, a)),
         ToolName::UndoEdit => parse(name, args).and_then(|a| undo::run(ctx, a)),
         ToolName::CreateFile => parse(name, args).and_then(|a| create::run(ctx, a)),
-        ToolName::ApplyPatch => parse(name, args).and_then(|a| apply_patch::run(ctx, a)),
+        ToolName::ApplyPatch => {
+            let result = parse(name, args).and_then(|a| apply_patch::run(ctx, a));
+            if ctx.shared.config.tool_profile != ToolProfile::ClaudeCode {
+                return result;
+            }
+            // "Read it", not "view it", where Read is the view; only these errors, which
+            // quote no file content.
+            result.map_err(|e| match e.code {
+                crate::error::ErrorCode::FileNotViewed | crate::error::ErrorCode::FileChanged => {
+                    e.map_message(claude_code::rephrase)
+                }
+                _ => e,
+            })
+        }
         ToolName::StrReplaceEditor => parse(name, args).and_then(|a| editor::run(ctx, a)),
         ToolName::Grep | ToolName::CcGrep => parse(name, args).and_then(|a| grep::run(ctx, a, ct)),
         ToolName::Glob => parse(name, args).and_then(|a| glob::run(ctx, a, compat, ct)),

@@ -83,9 +83,13 @@ pub fn apply_chunks(
     };
     for (index, c) in chunks.iter().enumerate() {
         let mut from = cursor;
+        let mut anchor_at = None;
         for a in &c.anchors {
             match file.seek_anchor(a, from) {
-                Some((i, _)) => from = i + 1,
+                Some((i, _)) => {
+                    anchor_at = Some(i);
+                    from = i + 1;
+                }
                 None => {
                     return Err(HunkFailure {
                         index,
@@ -95,7 +99,14 @@ pub fn apply_chunks(
                 }
             }
         }
-        let (start, ops) = place(&file, c, from, n).ok_or_else(|| HunkFailure {
+        // A hunk whose first context line is its own @@ line (`@@ def f():` then
+        // ` def f():`, as models write it) starts at the anchor, not after it.
+        let placed = place(&file, c, from, n).or_else(|| {
+            anchor_at
+                .filter(|&i| i >= cursor)
+                .and_then(|i| place(&file, c, i, n))
+        });
+        let (start, ops) = placed.ok_or_else(|| HunkFailure {
             index,
             miss: HunkMiss::Lines {
                 old: c

@@ -204,6 +204,7 @@ fn chunk(lines: &[&str], i: &mut usize, end: usize, first: bool) -> Result<Chunk
     // Bare empty lines at the end of a hunk are the gap before the next section, not
     // lines the file must have (unless `*** End of File` pins them there).
     let mut bare_tail = 0;
+    let mut marks = Vec::new();
     while *i < end {
         let raw = lines[*i];
         let (line, cr) = split_cr(raw);
@@ -227,7 +228,7 @@ fn chunk(lines: &[&str], i: &mut usize, end: usize, first: bool) -> Result<Chunk
             Some(b'-') => LineKind::Delete,
             Some(b'+') => LineKind::Add,
             Some(b'\\') if line == NO_NEWLINE => {
-                mark_no_newline(&mut c, *i + 1)?;
+                mark_no_newline(&c, *i + 1, &mut marks)?;
                 *i += 1;
                 continue;
             }
@@ -251,6 +252,7 @@ fn chunk(lines: &[&str], i: &mut usize, end: usize, first: bool) -> Result<Chunk
         *i += 1;
     }
     c.lines.truncate(c.lines.len() - bare_tail);
+    settle_markers(&mut c, &marks);
     if c.lines.is_empty() {
         return Err(ParseError::at(
             c.source_line,
@@ -261,24 +263,33 @@ fn chunk(lines: &[&str], i: &mut usize, end: usize, first: bool) -> Result<Chunk
     Ok(c)
 }
 
-/// `\ No newline at end of file` after a line: the old side's last line (after a `-`),
-/// the new side's (after a `+`), or both (after context) has no line break.
-pub(super) fn mark_no_newline(c: &mut Chunk, no: usize) -> Result<(), ParseError> {
-    match c.lines.last().map(|l| l.kind) {
-        Some(LineKind::Delete) => c.old_no_eol = true,
-        Some(LineKind::Add) => c.new_no_eol = true,
-        Some(LineKind::Context) => {
-            c.old_no_eol = true;
-            c.new_no_eol = true;
+/// `\ No newline at end of file`: notes the line it follows (see [`settle_markers`]).
+pub(super) fn mark_no_newline(
+    c: &Chunk,
+    no: usize,
+    marks: &mut Vec<usize>,
+) -> Result<(), ParseError> {
+    match c.lines.len().checked_sub(1) {
+        Some(k) => {
+            marks.push(k);
+            Ok(())
         }
-        None => {
-            return Err(ParseError::at(
-                no,
-                "'\\ No newline at end of file' must follow the line it is about",
-            ));
-        }
+        None => Err(ParseError::at(
+            no,
+            "'\\ No newline at end of file' must follow the line it is about",
+        )),
     }
-    Ok(())
+}
+
+/// A hunk's markers, once its lines are known: the old side's last line has no line
+/// break when a marker follows it (a `-` or context line), the new side's likewise (a `+`
+/// or context line). A marker after any other line says nothing and is dropped, so every
+/// hunk read is one [`render`] writes back the same.
+pub(super) fn settle_markers(c: &mut Chunk, marks: &[usize]) {
+    let last_old = c.lines.iter().rposition(|l| l.kind != LineKind::Add);
+    let last_new = c.lines.iter().rposition(|l| l.kind != LineKind::Delete);
+    c.old_no_eol = last_old.is_some_and(|k| marks.contains(&k));
+    c.new_no_eol = last_new.is_some_and(|k| marks.contains(&k));
 }
 
 fn shorten(s: &str) -> String {

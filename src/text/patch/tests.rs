@@ -124,6 +124,15 @@ fn anchors_narrow_the_search() {
             "B:\n    def f():\n        return 2"
         )
     );
+    // The anchor repeated as the hunk's first context line.
+    let p = envelope(
+        "*** Update File: f\n@@ class B:\n class B:\n     def f():\n-        return 1\n+        return 3",
+    );
+    assert!(
+        apply(&p, file)
+            .unwrap()
+            .ends_with("class B:\n    def f():\n        return 3\n")
+    );
     let p = envelope("*** Update File: f\n@@ class C\n-x\n+y");
     let e = apply(&p, file).unwrap_err();
     assert_eq!(e.miss, HunkMiss::Anchor("class C".into()));
@@ -257,6 +266,25 @@ fn unified_counts_and_their_faults() {
             .message
             .contains("binary")
     );
+}
+
+/// Found by fuzzing: a multi-byte character after the middle of a `diff --git` line;
+/// a `\ No newline` marker inside a hunk (it says nothing there, and the hunk renders
+/// and reads back the same).
+#[test]
+fn fuzz_findings() {
+    let _ = parse("diff --git a/x \u{f9}/y\nrename from x\n");
+    let p = parse("--- a/f\n+++ b/f\n@@ -2 +2 @@\n a\n-b\n\\ No newline at end of file\n \n a\r\n")
+        .unwrap();
+    let again = parse(&render(&p.patch)).unwrap();
+    assert_eq!(
+        without_positions(again.patch),
+        without_positions(p.patch.clone())
+    );
+    let FileOp::Update { chunks, .. } = &p.patch.files[0] else {
+        unreachable!()
+    };
+    assert!(!chunks[0].old_no_eol && !chunks[0].new_no_eol);
 }
 
 #[test]

@@ -5,7 +5,7 @@
 //! do not fit the lines after it (models miscount) is read line by line instead, up to
 //! the next header.
 
-use super::envelope::mark_no_newline;
+use super::envelope::{mark_no_newline, settle_markers};
 use super::{Chunk, FileOp, Line, LineKind, ParseError, Patch, split_cr};
 use regex::Regex;
 use std::sync::LazyLock;
@@ -124,9 +124,9 @@ fn git_section(lines: &[&str], at: usize) -> Result<(Option<FileOp>, usize), Par
             return Ok((Some(op), next));
         }
         if let Some(p) = l.strip_prefix("rename from ") {
-            h.rename_from = Some(unquote(p));
+            h.rename_from = Some(unquote(p).trim().to_string());
         } else if let Some(p) = l.strip_prefix("rename to ") {
-            h.rename_to = Some(unquote(p));
+            h.rename_to = Some(unquote(p).trim().to_string());
         } else if l.starts_with("new file mode ") {
             h.new_file = true;
         } else if l.starts_with("deleted file mode ") {
@@ -157,6 +157,13 @@ fn git_section(lines: &[&str], at: usize) -> Result<(Option<FileOp>, usize), Par
     }
     // No `---`/`+++`: an empty file added or deleted, a pure rename, or a mode change
     // (modes are not applied: an existing file keeps its own).
+    let named = |p: &Option<String>| p.as_deref().is_some_and(|p| !p.is_empty());
+    if [&h.rename_from, &h.rename_to, &h.old, &h.new]
+        .iter()
+        .any(|p| p.is_some() && !named(p))
+    {
+        return Err(ParseError::at(at + 1, "this file section names no path"));
+    }
     let op = if let (Some(from), Some(to)) = (h.rename_from.clone(), h.rename_to.clone()) {
         Some(FileOp::Update {
             path: from,
@@ -190,7 +197,7 @@ fn git_line_paths(rest: &str) -> (Option<String>, Option<String>) {
     }
     // `a/NAME b/NAME`: the same name twice is the usual case.
     let half = rest.len() / 2;
-    if rest.len() % 2 == 1 && rest.is_char_boundary(half) && &rest[half..half + 1] == " " {
+    if rest.len() % 2 == 1 && rest.as_bytes()[half] == b' ' {
         let (a, b) = (&rest[..half], &rest[half + 1..]);
         if a.strip_prefix("a/") == b.strip_prefix("b/") {
             return (Some(strip_side(a, "a/")), Some(strip_side(b, "b/")));
@@ -220,6 +227,11 @@ fn file_section(
         p.map(|p| if git_style { strip_side(&p, prefix) } else { p })
     };
     let (old, new) = (side(old, "a/"), side(new, "b/"));
+    for (path, line) in [(&old, at), (&new, at + 1)] {
+        if path.as_deref() == Some("") {
+            return Err(ParseError::at(line + 1, "this line names no path"));
+        }
+    }
     let mut chunks = Vec::new();
     let mut i = at + 2;
     while i < lines.len() && lines[i].starts_with("@@") {
@@ -285,12 +297,14 @@ fn file_section(
 fn header_path(rest: &str) -> Option<String> {
     let rest = split_cr(rest).0;
     let name = rest.split('\t').next().unwrap_or(rest).trim_end();
-    let name = unquote(name);
+    let name = unquote(name).trim().to_string();
     (name != "/dev/null").then_some(name)
 }
 
+/// A path without git's `a/` or `b/`, and without surrounding whitespace (as the
+/// envelope's paths: a name that begins or ends with a space is not one a patch names).
 fn strip_side(p: &str, prefix: &str) -> String {
-    p.strip_prefix(prefix).unwrap_or(p).to_string()
+    p.strip_prefix(prefix).unwrap_or(p).trim().to_string()
 }
 
 /// A C-style quoted name as git writes it (`"a/caf\303\251 x.txt"`), or the text as is.
@@ -446,6 +460,7 @@ fn greedy_end(lines: &[&str], from: usize) -> usize {
 }
 
 fn fill(c: &mut Chunk, lines: &[&str], body: &[usize]) -> Result<(), ParseError> {
+    let mut marks = Vec::new();
     for &i in body {
         let (l, cr) = split_cr(lines[i]);
         let kind = match l.as_bytes().first() {
@@ -454,7 +469,7 @@ fn fill(c: &mut Chunk, lines: &[&str], body: &[usize]) -> Result<(), ParseError>
             Some(b'-') => LineKind::Delete,
             Some(b'+') => LineKind::Add,
             Some(b'\\') => {
-                mark_no_newline(c, i + 1)?;
+                mark_no_newline(c, i + 1, &mut marks)?;
                 continue;
             }
             _ => {
@@ -470,5 +485,6 @@ fn fill(c: &mut Chunk, lines: &[&str], body: &[usize]) -> Result<(), ParseError>
             cr,
         });
     }
+    settle_markers(c, &marks);
     Ok(())
 }
