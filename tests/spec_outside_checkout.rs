@@ -75,7 +75,10 @@ fn smoke_and_lint_pass_on_boris() {
     let server = format!("'{BORIS}' --transport stdio");
     let (ok, out) = verb(&["smoke", "--server", &server]);
     assert!(ok, "{out}");
-    assert!(out.contains("ok   tools/list: 11 tools: apply_patch, bash,"), "{out}");
+    assert!(
+        out.contains("ok   tools/list: 11 tools: apply_patch, bash,"),
+        "{out}"
+    );
     assert!(
         out.contains("ok   prompts: neither declared nor answered"),
         "{out}"

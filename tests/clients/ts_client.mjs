@@ -11,7 +11,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 
 const [kind, target, workdir] = process.argv.slice(2);
 const label = `ts-sdk ${kind}:`;
-const EXPECTED = ["bash", "create_file", "glob", "grep", "multi_edit", "str_replace", "task_output", "task_stop", "undo_edit", "view"];
+const EXPECTED = ["apply_patch", "bash", "create_file", "glob", "grep", "multi_edit", "str_replace", "task_output", "task_stop", "undo_edit", "view"];
 const CALL_TIMEOUT = 20000; // ms per request: a hung server fails the check, not the run
 let failures = 0;
 

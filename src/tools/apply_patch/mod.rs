@@ -51,9 +51,9 @@ pub fn tool() -> Tool {
          pin it to the end of the file. Context and removed lines must match the file (an \
          exact match first, then one that ignores whitespace). A unified diff (--- a/PATH, \
          +++ b/PATH, @@ -1,3 +1,4 @@) works too. Updating, moving or deleting an existing \
-         file needs a view of it in this session. If any hunk does not match, nothing is \
-         written and the error names the file, the hunk and the closest lines. dry_run: \
-         true writes nothing and returns the diff. Paths are relative to the working \
+         file needs it read in this session, unchanged since. If any hunk does not \
+         match, nothing is written and the error names the file, the hunk and the closest \
+         lines. dry_run: true writes nothing and returns the diff. Paths are relative to the working \
          directory, or absolute. Line endings, encoding and file modes are preserved; new \
          lines take the file's line ending.",
         writes("Apply a patch to several files", false),
