@@ -473,7 +473,15 @@ def main() -> int:
     ap.add_argument("--suffixes", default="",
                     help="comma-separated suffixes replayed besides the default set (.rs, .py, .md, ...), "
                          "or * for every file that is UTF-8 text")
+    ap.add_argument("--apply-patch", action="store_true",
+                    help="replay each commit as one apply_patch call covering all its files, in both formats "
+                         "(Codex's envelope, git's unified diff) and wrapped (fence, prose, heredoc) in turn "
+                         "(issue 19; bench/patch_replay.py)")
     args = ap.parse_args()
+    if args.apply_patch:
+        import patch_replay  # noqa: E402
+
+        return patch_replay.main(args)
     if args.context is not None and not args.as_model:
         ap.error("--context goes with --as-model")
     if args.context is not None and args.context < 0:

@@ -18,6 +18,9 @@ pub struct Step {
     pub before: Option<Vec<u8>>,
     /// The hash of what Boris wrote: an undo proceeds only if the file still hashes to it.
     pub after_hash: u64,
+    /// The write removed the file (`apply_patch`'s Delete File, a move's source): an undo
+    /// proceeds only if nothing is there again.
+    pub removed: bool,
     /// When it was recorded (a session-wide counter), for dropping the oldest first.
     seq: u64,
     /// The multi-file change it belongs to (a rename, issue 20): undone together.
@@ -83,13 +86,35 @@ impl EditHistory {
         after_hash: u64,
         group: Option<u64>,
     ) {
+        self.push(
+            real,
+            Step {
+                before,
+                after_hash,
+                removed: false,
+                seq: 0,
+                group,
+            },
+        );
+    }
+
+    /// Records the removal of `real`, which held `before`.
+    pub fn record_removal(&mut self, real: &Path, before: Vec<u8>) {
+        self.push(
+            real,
+            Step {
+                before: Some(before),
+                after_hash: 0,
+                removed: true,
+                seq: 0,
+                group: None,
+            },
+        );
+    }
+
+    fn push(&mut self, real: &Path, mut step: Step) {
         self.seq += 1;
-        let step = Step {
-            before,
-            after_hash,
-            seq: self.seq,
-            group,
-        };
+        step.seq = self.seq;
         let cost = step.cost();
         let file = self.files.entry(real.to_path_buf()).or_default();
         if cost > self.max_bytes {

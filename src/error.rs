@@ -39,6 +39,10 @@ pub enum ErrorCode {
     /// No language server can answer for the file: none covers it, none is installed,
     /// it failed to start, or it is still starting (issue 20).
     LspUnavailable,
+    /// `apply_patch`: the input is not a patch Boris can read, or it changes nothing.
+    PatchInvalid,
+    /// `apply_patch`: a hunk's lines (or its `@@` line) are not in the file.
+    PatchHunkNotFound,
     Internal,
 }
 
@@ -67,6 +71,8 @@ impl ErrorCode {
             ErrorCode::NotebookInvalid => "NOTEBOOK_INVALID",
             ErrorCode::NotebookCellNotFound => "NOTEBOOK_CELL_NOT_FOUND",
             ErrorCode::LspUnavailable => "LSP_UNAVAILABLE",
+            ErrorCode::PatchInvalid => "PATCH_INVALID",
+            ErrorCode::PatchHunkNotFound => "PATCH_HUNK_NOT_FOUND",
             ErrorCode::Internal => "INTERNAL_ERROR",
         }
     }

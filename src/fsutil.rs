@@ -159,6 +159,39 @@ pub fn atomic_write_over(
     Ok(())
 }
 
+/// Writes `bytes` to a new file at `path` (it must not exist) and syncs it: a staged
+/// file of a multi-file write (`journal`), renamed over its target later. It gets the
+/// mode (and, where the process may set it, the owner) of `existing`, else
+/// [`NEW_FILE_MODE`], as [`atomic_write`]'s temporary files do.
+pub fn write_synced(
+    path: &Path,
+    shown: &Path,
+    bytes: &[u8],
+    existing: Option<&Metadata>,
+) -> ToolResult<()> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let mode = existing
+        .map(|m| m.permissions().mode() & 0o7777)
+        .unwrap_or(NEW_FILE_MODE);
+    let write_err = |e: std::io::Error| ToolError::io(shown, "write", &e);
+    let mut file = File::options()
+        .write(true)
+        .create_new(true)
+        .mode(mode & 0o777)
+        .open(path)
+        .map_err(|e| ToolError::io(shown, "create a temporary file next to", &e))?;
+    file.write_all(bytes).map_err(write_err)?;
+    let created_right = UMASK.is_some_and(|mask| mode & !0o777 == 0 && mode & mask == 0);
+    if !created_right {
+        file.set_permissions(fs::Permissions::from_mode(mode))
+            .map_err(write_err)?;
+    }
+    if let Some(meta) = existing {
+        let _ = std::os::unix::fs::fchown(&file, Some(meta.uid()), Some(meta.gid()));
+    }
+    file.sync_all().map_err(write_err)
+}
+
 /// When each directory written to should next be swept for stale temporary files:
 /// `None` once a sweep found nothing left to wait for.
 static TEMP_SWEEPS: LazyLock<Mutex<HashMap<PathBuf, Option<Instant>>>> =
@@ -258,7 +291,7 @@ pub fn remove_stale_temp_files(dir: &Path, min_age: Duration) -> bool {
 
 /// Whether a process with this pid exists (in this pid namespace). Only `ESRCH` counts
 /// as dead; `EPERM` means it exists but belongs to someone else.
-fn pid_is_alive(pid: i32) -> bool {
+pub(crate) fn pid_is_alive(pid: i32) -> bool {
     use nix::errno::Errno;
     use nix::sys::signal::kill;
     use nix::unistd::Pid;
@@ -397,12 +430,33 @@ impl Default for PathLocks {
 }
 
 impl PathLocks {
-    pub fn lock(&self, path: &Path) -> std::sync::MutexGuard<'_, ()> {
+    fn stripe(&self, path: &Path) -> usize {
         use std::hash::{Hash, Hasher};
         let mut h = std::hash::DefaultHasher::new();
         path.hash(&mut h);
-        let stripe = &self.stripes[(h.finish() as usize) % self.stripes.len()];
+        (h.finish() as usize) % self.stripes.len()
+    }
+
+    pub fn lock(&self, path: &Path) -> std::sync::MutexGuard<'_, ()> {
         // A panic while holding the lock left no shared data behind it to repair.
-        stripe.lock().unwrap_or_else(|p| p.into_inner())
+        self.stripes[self.stripe(path)]
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The locks of several files (a multi-file patch), taken in stripe order and each
+    /// once: two callers locking overlapping sets cannot deadlock, and two paths on one
+    /// stripe do not lock it twice.
+    pub fn lock_many<'a>(
+        &self,
+        paths: impl IntoIterator<Item = &'a Path>,
+    ) -> Vec<std::sync::MutexGuard<'_, ()>> {
+        let mut stripes: Vec<usize> = paths.into_iter().map(|p| self.stripe(p)).collect();
+        stripes.sort_unstable();
+        stripes.dedup();
+        stripes
+            .into_iter()
+            .map(|i| self.stripes[i].lock().unwrap_or_else(|p| p.into_inner()))
+            .collect()
     }
 }

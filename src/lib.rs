@@ -10,6 +10,7 @@ pub mod edit_history;
 pub mod error;
 pub mod exec;
 pub mod fsutil;
+pub mod journal;
 pub mod logfmt;
 pub mod lsp;
 pub mod mcp_tasks;

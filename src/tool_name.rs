@@ -80,6 +80,8 @@ tools! {
     Symbols = "symbols", Boris, None, Never;
     Rename = "rename", Boris, None, Never;
     LanguageServers = "language_servers", Boris, None, Never;
+    /// Every profile's (issue 19 §2).
+    ApplyPatch = "apply_patch", Boris, None, Never;
     /// Claude Code's (`--tool-profile claude-code`).
     CcBash = "Bash", ClaudeCode, Some(ToolName::Bash), UnlessBackground;
     CcRead = "Read", ClaudeCode, Some(ToolName::View), Never;
@@ -132,6 +134,14 @@ impl ToolName {
     /// Code's, `bash` Boris's; `read_file` is Gemini CLI's or Codex's by family).
     pub fn parse_in(family: Family, name: &str) -> Option<ToolName> {
         ToolName::all().find(|t| t.family() == family && t.as_str() == name)
+    }
+
+    /// The tool named `name` in a server of `family`'s profile: the family's own, else
+    /// Boris's tool of that name (some Boris tools, such as `apply_patch`, are offered
+    /// beside every profile's own; whether this server registers it is the caller's
+    /// question).
+    pub fn lookup(family: Family, name: &str) -> Option<ToolName> {
+        ToolName::parse_in(family, name).or_else(|| ToolName::parse_in(Family::Boris, name))
     }
 
     /// The first tool of any family named `name`, Boris's own first.

@@ -162,6 +162,13 @@ impl Workspace {
         self.record_view(real, hash);
     }
 
+    /// Records that Boris removed `real`, which held `before`: an undo step, and no view
+    /// record (nothing is there to have seen).
+    pub fn record_removal(&self, real: &Path, before: Vec<u8>) {
+        self.history().record_removal(real, before);
+        self.forget_view(real);
+    }
+
     /// Remembers the content an agent has seen (or Boris itself wrote) at `real`.
     pub fn record_view(&self, real: &Path, hash: u64) {
         self.record_seen(real, Seen::Hash(hash));

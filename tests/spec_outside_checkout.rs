@@ -76,7 +76,7 @@ fn smoke_and_lint_pass_on_boris() {
     let (ok, out) = verb(&["smoke", "--server", &server]);
     assert!(ok, "{out}");
     assert!(
-        out.contains("ok   tools/list: ") && out.contains(" tools: bash, "),
+        out.contains("ok   tools/list: ") && out.contains(" tools: apply_patch, bash, "),
         "{out}"
     );
     assert!(

@@ -6,6 +6,7 @@ pub mod indent_block;
 pub mod line_index;
 pub mod lines;
 pub mod notebook;
+pub mod patch;
 pub mod ranges;
 pub mod replace;
 pub mod sanitize;

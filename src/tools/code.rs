@@ -288,6 +288,14 @@ fn edits_checked(ctx: &Ctx) -> bool {
     ctx.shared.config.diagnostics_after_edit != DiagnosticsAfterEdit::Off
 }
 
+/// Whether [`after_write`] would check an edit of `path`: edits are checked and an
+/// installed language server covers the file.
+pub fn covered(ctx: &Ctx, path: &ScopedPath) -> bool {
+    edits_checked(ctx)
+        && covering(ctx, &path.real)
+            .is_some_and(|(language, _)| lsp::command_for(&language).is_ok())
+}
+
 /// The edit hook (issue 20 §3), for every tool that writes a file (and the patch tool):
 /// after `path` was written with `new` (it held `old`; `None`: created), the lines to end
 /// the result with, if a language server covers the file. Bounded by

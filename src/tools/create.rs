@@ -169,7 +169,7 @@ pub fn write_whole_file(
 /// content's are all bare `\n`, takes CRLF: a model rewriting a file cannot see its
 /// CRs, and a CRLF-only format (`.bat`, `.sln`) must stay one. Content with any `\r\n`
 /// of its own, a new file, an LF or mixed file: written as sent.
-fn keep_crlf<'a>(old: &[u8], content: &'a [u8]) -> (Cow<'a, [u8]>, &'static str) {
+pub(crate) fn keep_crlf<'a>(old: &[u8], content: &'a [u8]) -> (Cow<'a, [u8]>, &'static str) {
     if content.contains(&b'\n')
         && memchr::memmem::find(content, b"\r\n").is_none()
         && uniform_eol(old) == Some(Eol::Crlf)

@@ -337,17 +337,26 @@ fn single_result(
 /// relative to the working directory (or the absolute path without its leading `/`),
 /// cut at a line past [`MAX_DIFF_CHARS`].
 pub fn diff_text(ctx: &Ctx, path: &ScopedPath, old: Option<&[u8]>, new: &[u8]) -> String {
-    let cwd = ctx.ws.cwd();
-    let label = path
-        .shown
-        .strip_prefix(&cwd)
-        .unwrap_or_else(|_| path.shown.strip_prefix("/").unwrap_or(&path.shown))
-        .display()
-        .to_string();
-    let diff = crate::text::diff::unified(old, new, &label);
+    let diff = crate::text::diff::unified(old, new, &diff_label(ctx, &path.shown));
     if diff.is_empty() {
         return "(no change)\n".to_string();
     }
+    bound_diff(diff)
+}
+
+/// How a diff names a file: relative to the working directory, or the absolute path
+/// without its leading `/`.
+pub fn diff_label(ctx: &Ctx, shown: &std::path::Path) -> String {
+    let cwd = ctx.ws.cwd();
+    shown
+        .strip_prefix(&cwd)
+        .unwrap_or_else(|_| shown.strip_prefix("/").unwrap_or(shown))
+        .display()
+        .to_string()
+}
+
+/// A diff cut at a line past [`MAX_DIFF_CHARS`], saying so.
+pub fn bound_diff(diff: String) -> String {
     if diff.len() <= MAX_DIFF_CHARS {
         return diff;
     }
@@ -410,41 +419,41 @@ fn miss_error(path: &ScopedPath, content: &[u8], old: &str, e: ReplaceError) -> 
                 ),
             )
         }
-        ReplaceError::NotFound => {
-            let text = String::from_utf8_lossy(content);
-            let hint = match replace::closest_region(&text, old) {
-                Some(c) => {
-                    let how = if c.whitespace_only {
-                        "matches except for leading/trailing whitespace (indentation)".to_string()
-                    } else if c.matching_lines > 0 {
-                        format!(
-                            "has {} of old_str's {} lines",
-                            c.matching_lines, c.old_lines
-                        )
-                    } else {
-                        "is the most similar".to_string()
-                    };
-                    let last = c.last_line.min(c.first_line + 9);
-                    let span = if c.first_line == c.last_line {
-                        format!("line {}", c.first_line)
-                    } else {
-                        format!("lines {}-{}", c.first_line, c.last_line)
-                    };
-                    format!(
-                        " The closest region, {span}, {how}:\n{}",
-                        numbered_excerpt(content, c.first_line, last)
-                    )
-                }
-                None => " No similar region was found; view the file to check its current content."
-                    .to_string(),
-            };
-            ToolError::new(
-                ErrorCode::StrReplaceNotFound,
-                format!(
-                    "old_str was not found in {}; it must match exactly, whitespace included.{hint}",
-                    path.shown.display()
-                ),
-            )
-        }
+        ReplaceError::NotFound => ToolError::new(
+            ErrorCode::StrReplaceNotFound,
+            format!(
+                "old_str was not found in {}; it must match exactly, whitespace included.{}",
+                path.shown.display(),
+                closest_hint(content, old, "old_str")
+            ),
+        ),
     }
+}
+
+/// Where `old` (what was looked for, called `what`) most nearly is in `content`: " The
+/// closest region, lines 3-5, has 2 of old_str's 3 lines:" and those lines, numbered;
+/// or that nothing similar was found.
+pub fn closest_hint(content: &[u8], old: &str, what: &str) -> String {
+    let text = String::from_utf8_lossy(content);
+    let Some(c) = replace::closest_region(&text, old) else {
+        return " No similar region was found; view the file to check its current content."
+            .to_string();
+    };
+    let how = if c.whitespace_only {
+        "matches except for leading/trailing whitespace (indentation)".to_string()
+    } else if c.matching_lines > 0 {
+        format!("has {} of {what}'s {} lines", c.matching_lines, c.old_lines)
+    } else {
+        "is the most similar".to_string()
+    };
+    let last = c.last_line.min(c.first_line + 9);
+    let span = if c.first_line == c.last_line {
+        format!("line {}", c.first_line)
+    } else {
+        format!("lines {}-{}", c.first_line, c.last_line)
+    };
+    format!(
+        " The closest region, {span}, {how}:\n{}",
+        numbered_excerpt(content, c.first_line, last)
+    )
 }

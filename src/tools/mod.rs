@@ -4,6 +4,7 @@
 //! server deserialises arguments here so that a wrong type or a missing field is an
 //! `[INVALID_INPUT]` tool result (DESIGN §5) rather than rmcp's untagged message.
 
+pub mod apply_patch;
 pub mod bash;
 pub mod claude_code;
 pub mod claude_code_lsp;
@@ -69,7 +70,7 @@ impl Shared {
         let family = config.tool_profile.family();
         let can_view = tools.iter().any(|t| {
             matches!(
-                ToolName::parse_in(family, &t.name),
+                ToolName::lookup(family, &t.name),
                 Some(
                     ToolName::View
                         | ToolName::StrReplaceEditor
@@ -86,6 +87,11 @@ impl Shared {
             ViewBeforeEdit::Auto => can_view,
         };
         let command_env = crate::exec::command_env(&config.env);
+        // A patch a killed Boris left half-applied in an allowed directory is finished
+        // (or undone) before the first call (`journal`).
+        for dir in scope.allow_dirs() {
+            crate::journal::recover_once(dir);
+        }
         Ok(Shared {
             config,
             scope,
@@ -112,6 +118,7 @@ impl Ctx {
     /// (issue 18): both agree on what may run later, outside it.
     pub fn resolve(&self, path: &str) -> ToolResult<ScopedPath> {
         let scoped = self.shared.scope.resolve(&self.ws.cwd(), path)?;
+        finish_interrupted_patches(&scoped);
         if let Some(sandbox) = &self.shared.config.sandbox
             && sandbox.policy.protect_git
             && (crate::sandbox::paths::is_git_protected(&scoped.real)
@@ -133,7 +140,9 @@ impl Ctx {
     /// Resolves a path a tool only reads (`view`, `grep`, `glob`). Besides the allowed
     /// directories, bash's spill files are readable here, wherever they live.
     pub fn resolve_read(&self, path: &str) -> ToolResult<ScopedPath> {
-        self.shared.scope.resolve_read(&self.ws.cwd(), path)
+        let scoped = self.shared.scope.resolve_read(&self.ws.cwd(), path)?;
+        finish_interrupted_patches(&scoped);
+        Ok(scoped)
     }
 
     /// Where a command output file named `name` goes: with the sandbox on, this
@@ -152,12 +161,21 @@ impl Ctx {
     }
 }
 
+/// The first time this process touches a directory, what a killed Boris left of a
+/// multi-file patch there is finished or undone (`journal`), so no tool sees half of it.
+fn finish_interrupted_patches(path: &ScopedPath) {
+    if let Some(dir) = path.real.parent() {
+        crate::journal::recover_once(dir);
+    }
+}
+
 /// The tools to register, by name, sorted as `tools/list` shows them.
 fn catalogue(config: &Config) -> Vec<Tool> {
     match config.tool_profile {
         ToolProfile::ClaudeCode => return claude_code_catalogue(config),
         ToolProfile::GeminiCli => {
             let mut tools = gemini_cli::tools();
+            tools.push(apply_patch::tool());
             keep_enabled(config, Some(ToolName::GmShell), &mut tools);
             return tools;
         }
@@ -188,6 +206,7 @@ fn catalogue(config: &Config) -> Vec<Tool> {
     tools.extend([
         grep::tool(config.anthropic_compat),
         glob::tool(config.anthropic_compat),
+        apply_patch::tool(),
     ]);
     tools.extend(code_tools());
     keep_enabled(config, Some(ToolName::Bash), &mut tools);
@@ -200,7 +219,7 @@ fn catalogue(config: &Config) -> Vec<Tool> {
 fn keep_enabled(config: &Config, shell: Option<ToolName>, tools: &mut Vec<Tool>) {
     let shell_enabled = shell.is_some_and(|s| config.tool_enabled(s));
     let family = config.tool_profile.family();
-    tools.retain(|t| match ToolName::parse_in(family, &t.name) {
+    tools.retain(|t| match ToolName::lookup(family, &t.name) {
         Some(name) => config.tool_enabled(name) && (shell_enabled || !name.is_task_tool()),
         None => true,
     });
@@ -235,7 +254,7 @@ pub const TASK_SUPPORT_META_KEY: &str = "boris/taskSupport";
 /// agent should see at once. A `run_in_background` call already answers at once (the pipe
 /// profile's bash has no background).
 pub fn may_become_task(config: &Config, tool: &str, args: &JsonObject) -> bool {
-    let Some(tool) = ToolName::parse_in(config.tool_profile.family(), tool) else {
+    let Some(tool) = ToolName::lookup(config.tool_profile.family(), tool) else {
         return false;
     };
     let profile = config.bash_profile;
@@ -276,6 +295,7 @@ fn code_tools() -> Vec<Tool> {
 fn claude_code_catalogue(config: &Config) -> Vec<Tool> {
     let mut tools = claude_code::tools();
     tools.push(claude_code_lsp::tool());
+    tools.push(apply_patch::tool());
     keep_enabled(config, Some(ToolName::CcBash), &mut tools);
     tools
 }
@@ -322,7 +342,7 @@ pub async fn dispatch(
     if !ctx.shared.tools.iter().any(|t| t.name == name) {
         return None;
     }
-    let tool = ToolName::parse_in(ctx.shared.config.tool_profile.family(), name)?;
+    let tool = ToolName::lookup(ctx.shared.config.tool_profile.family(), name)?;
     // The call stops on its own cancellation or on server shutdown, whichever comes
     // first.
     let request_ct = std::mem::replace(&mut call.ct, crate::exec::shutdown_token().child_token());
@@ -410,6 +430,22 @@ fn dispatch_blocking(
         ToolName::MultiEdit => parse(name, args).and_then(|a| edit::run_multi(ctx, a)),
         ToolName::UndoEdit => parse(name, args).and_then(|a| undo::run(ctx, a)),
         ToolName::CreateFile => parse(name, args).and_then(|a| create::run(ctx, a)),
+        ToolName::ApplyPatch => {
+            let result = parse(name, args).and_then(|a| apply_patch::run(ctx, a));
+            // "Read it", not "view it", where Read (or read_file) is the view; only these
+            // errors, which quote no file content.
+            let rephrase: fn(&str) -> String = match ctx.shared.config.tool_profile {
+                ToolProfile::ClaudeCode => claude_code::rephrase,
+                ToolProfile::GeminiCli => gemini_cli::rephrase,
+                _ => return result,
+            };
+            result.map_err(|e| match e.code {
+                crate::error::ErrorCode::FileNotViewed | crate::error::ErrorCode::FileChanged => {
+                    e.map_message(rephrase)
+                }
+                _ => e,
+            })
+        }
         ToolName::StrReplaceEditor => parse(name, args).and_then(|a| editor::run(ctx, a)),
         ToolName::Grep | ToolName::CcGrep => parse(name, args).and_then(|a| grep::run(ctx, a, ct)),
         ToolName::Glob => parse(name, args).and_then(|a| glob::run(ctx, a, compat, ct)),

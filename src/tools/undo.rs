@@ -25,8 +25,8 @@ pub fn tool() -> Tool {
         ToolName::UndoEdit,
         "Undo the last edit of a file",
         "Undo the last edit Boris made to a file in this session (str_replace, multi_edit, \
-         create_file, insert): the file gets back the content it had before, or, if that \
-         edit created it, is removed. Repeat to go further back (up to 10 steps per file). \
+         create_file, insert, apply_patch): the file gets back the content it had before, \
+         or, if that edit created it, is removed (if it removed the file, it comes back). Repeat to go further back (up to 10 steps per file). \
          Refused if the file changed on disk since Boris wrote it, so nobody else's change \
          is lost.",
         writes("Undo the last edit of a file", false),
@@ -45,10 +45,10 @@ pub fn undo(ctx: &Ctx, path: &ScopedPath) -> ToolResult<CallToolResult> {
     }
     let shown = path.shown.display();
     let _edit = ctx.shared.edit_locks.lock(&path.real);
-    let (after_hash, before) = {
+    let (after_hash, removed, before) = {
         let history = ctx.ws.history();
         match history.last(&path.real) {
-            Some(step) => (step.after_hash, step.before.clone()),
+            Some(step) => (step.after_hash, step.removed, step.before.clone()),
             None => {
                 let dropped = history.dropped(&path.real);
                 let why = if dropped > 0 {
@@ -79,6 +79,31 @@ pub fn undo(ctx: &Ctx, path: &ScopedPath) -> ToolResult<CallToolResult> {
             ),
         )
     };
+    if removed {
+        // Boris removed it (apply_patch): nothing may be there again.
+        return match fs::symlink_metadata(&path.real) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                let old = before.unwrap_or_default();
+                if let Some(parent) = path.real.parent() {
+                    fs::create_dir_all(parent).map_err(|e| {
+                        ToolError::io(&path.shown, "create the parent directories of", &e)
+                    })?;
+                }
+                fsutil::atomic_write(&path.real, &path.shown, &old)?;
+                ctx.ws.record_view(&path.real, hash_bytes(&old));
+                finish(
+                    ctx,
+                    path,
+                    format!(
+                        "restored {shown}, which that edit had removed ({} bytes)",
+                        old.len()
+                    ),
+                )
+            }
+            Ok(_) => Err(changed("was created again")),
+            Err(e) => Err(ToolError::io(&path.shown, "read", &e)),
+        };
+    }
     let meta = match fs::symlink_metadata(&path.real) {
         Ok(_) => fsutil::regular_file_meta(&path.real, &path.shown)?,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -105,6 +130,11 @@ pub fn undo(ctx: &Ctx, path: &ScopedPath) -> ToolResult<CallToolResult> {
             format!("removed {shown}, which that edit had created")
         }
     };
+    finish(ctx, path, restored)
+}
+
+/// Pops the undone step and says what is left to undo.
+fn finish(ctx: &Ctx, path: &ScopedPath, restored: String) -> ToolResult<CallToolResult> {
     let mut history = ctx.ws.history();
     history.pop(&path.real);
     let left = history.depth(&path.real);

@@ -28,7 +28,8 @@ const [kind, target, workdirArg] = process.argv.slice(2);
 const W = path.resolve(workdirArg);
 const P = (rel) => path.join(W, rel);
 const label = `cc-client ${kind}:`;
-const EXPECTED = ["Bash", "Edit", "Glob", "Grep", "LSP", "MultiEdit", "NotebookEdit", "Read", "TaskOutput", "TaskStop", "Write"];
+// Claude Code's tools, and apply_patch, which Boris offers in every profile (issue 19 §2).
+const EXPECTED = ["Bash", "Edit", "Glob", "Grep", "LSP", "MultiEdit", "NotebookEdit", "Read", "TaskOutput", "TaskStop", "Write", "apply_patch"];
 const CALL_TIMEOUT = 20000; // ms per request: a hung server fails the check, not the run
 let failures = 0;
 
@@ -227,7 +228,7 @@ let tools = [];
 const validators = {};
 const ajv = new Ajv2020({ strict: false, allErrors: true });
 
-await check("tools/list is exactly Claude Code's tool names", async () => {
+await check("tools/list is exactly Claude Code's tool names and apply_patch", async () => {
   tools = (await client.listTools(undefined, { timeout: CALL_TIMEOUT })).tools;
   const names = tools.map((t) => t.name).sort();
   return [JSON.stringify(names) === JSON.stringify(EXPECTED), `tools ${names}`];

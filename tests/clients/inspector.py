@@ -15,7 +15,7 @@ import sys
 
 node, inspector, kind, target, workdir = sys.argv[1:6]
 label = f"inspector-cli {kind}:"
-EXPECTED_TOOLS = {"bash", "task_output", "task_stop", "view", "str_replace", "multi_edit", "undo_edit", "create_file", "grep", "glob",
+EXPECTED_TOOLS = {"apply_patch", "bash", "task_output", "task_stop", "view", "str_replace", "multi_edit", "undo_edit", "create_file", "grep", "glob",
                   "diagnostics", "definition", "references", "hover", "symbols", "rename", "language_servers"}
 failures = 0
 timeouts = 0

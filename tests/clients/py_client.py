@@ -16,7 +16,7 @@ import traceback
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
-EXPECTED_TOOLS = {"bash", "task_output", "task_stop", "view", "str_replace", "multi_edit", "undo_edit", "create_file", "grep", "glob",
+EXPECTED_TOOLS = {"apply_patch", "bash", "task_output", "task_stop", "view", "str_replace", "multi_edit", "undo_edit", "create_file", "grep", "glob",
                   "diagnostics", "definition", "references", "hover", "symbols", "rename", "language_servers"}
 CALL_TIMEOUT = 20.0  # seconds, per call; a hung server fails the check instead of the run
 

@@ -11,7 +11,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 
 const [kind, target, workdir] = process.argv.slice(2);
 const label = `ts-sdk ${kind}:`;
-const EXPECTED = ["bash", "create_file", "definition", "diagnostics", "glob", "grep", "hover", "language_servers", "multi_edit",
+const EXPECTED = ["apply_patch", "bash", "create_file", "definition", "diagnostics", "glob", "grep", "hover", "language_servers", "multi_edit",
   "references", "rename", "str_replace", "symbols", "task_output", "task_stop", "undo_edit", "view"];
 const CALL_TIMEOUT = 20000; // ms per request: a hung server fails the check, not the run
 let failures = 0;

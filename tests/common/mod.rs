@@ -56,6 +56,15 @@ impl Server {
             }
         }
         cmd.envs(env.iter().copied());
+        Server::spawn(cmd, client)
+    }
+
+    /// Spawns `cmd` (Boris over stdio, perhaps under another program) and completes the
+    /// handshake as `client`.
+    pub fn spawn(mut cmd: Command, client: &str) -> Server {
+        cmd.stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null());
         let mut child = cmd.spawn().expect("spawn boris");
         let stdout = child.stdout.take().expect("stdout");
         let (tx, rx) = channel();
