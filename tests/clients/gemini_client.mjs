@@ -28,7 +28,8 @@ const [kind, target, workdirArg] = process.argv.slice(2);
 const W = path.resolve(workdirArg);
 const P = (rel) => path.join(W, rel);
 const label = `gemini-client ${kind}:`;
-const EXPECTED = ["glob", "grep_search", "list_directory", "read_file", "read_many_files", "replace", "run_shell_command", "write_file"];
+// Gemini CLI's tools, and apply_patch, which Boris offers in every profile (issue 19 §2).
+const EXPECTED = ["apply_patch", "glob", "grep_search", "list_directory", "read_file", "read_many_files", "replace", "run_shell_command", "write_file"];
 const READ_ONLY = ["glob", "grep_search", "list_directory", "read_file", "read_many_files"];
 const CALL_TIMEOUT = 20000;
 let failures = 0;
