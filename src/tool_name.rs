@@ -56,6 +56,13 @@ tools! {
     StrReplaceEditor = "str_replace_editor", None, Never;
     Grep = "grep", None, Always;
     Glob = "glob", None, Never;
+    /// Terminal sessions (issue 19 §1; default profile). A call waits up to its yield
+    /// time, so it may become a task as a command may.
+    TerminalStart = "terminal_start", None, Always;
+    TerminalWrite = "terminal_write", None, Always;
+    TerminalRead = "terminal_read", None, Always;
+    TerminalResize = "terminal_resize", None, Never;
+    TerminalStop = "terminal_stop", None, Never;
     /// Claude Code's (`--tool-profile claude-code`).
     CcBash = "Bash", Some(ToolName::Bash), UnlessBackground;
     CcRead = "Read", Some(ToolName::View), Never;
@@ -107,6 +114,15 @@ impl ToolName {
 
     pub fn task_support(self) -> TaskSupport {
         self.row().tasks
+    }
+
+    /// The terminal session tools: registered together, beside a shell.
+    pub fn is_terminal_tool(self) -> bool {
+        use ToolName::*;
+        matches!(
+            self,
+            TerminalStart | TerminalWrite | TerminalRead | TerminalResize | TerminalStop
+        )
     }
 
     /// The task tools make sense only beside a shell.

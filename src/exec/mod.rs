@@ -6,6 +6,7 @@
 
 pub mod capture;
 pub mod exit;
+pub mod procfs;
 pub mod tasks;
 
 pub use exit::Exit;
@@ -16,11 +17,11 @@ use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 use std::collections::HashSet;
 use std::io::Read;
-use std::os::fd::AsFd;
+use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 use tokio::sync::watch;
@@ -117,7 +118,11 @@ pub fn detect_shell() -> PathBuf {
 /// What to run.
 pub struct Spawn<'a> {
     pub shell: &'a Path,
+    /// What `shell -c` runs; empty: the shell itself (interactive on a terminal, reading
+    /// its commands from stdin on pipes).
     pub script: &'a str,
+    /// `-l`: a login shell (reads the profile files first).
+    pub login: bool,
     pub cwd: &'a Path,
     pub stdout: Limits,
     pub stderr: Limits,
@@ -128,6 +133,31 @@ pub struct Spawn<'a> {
     /// The session's sandbox, which starts the shell confined (issue 18); `None`: the
     /// shell is Boris's own child, unconfined.
     pub jail: Option<&'a crate::sandbox::client::Jail>,
+    /// How the shell's stdin, stdout and stderr are wired.
+    pub io: Io,
+}
+
+/// Called with every chunk of an interactive session's output, on its reader thread.
+pub type OutputHook = Arc<dyn Fn(&[u8]) + Send + Sync>;
+
+/// How a command's standard streams are wired.
+pub enum Io {
+    /// stdin `/dev/null`; stdout and stderr each into its capture (the command tools).
+    Captured,
+    /// A terminal session (issue 19 §1): stdin, stdout and stderr are the pseudo-terminal's
+    /// slave end, and the shell leads a session of its own with it as its controlling
+    /// terminal (`setsid` + `TIOCSCTTY`), so job control, Ctrl-C and full-screen programs
+    /// work. Its output, read from `master` (the caller keeps another descriptor of the
+    /// master to write to and resize), goes into the stdout capture and to `on_output`.
+    Terminal {
+        slave: OwnedFd,
+        master: OwnedFd,
+        on_output: OutputHook,
+    },
+    /// An interactive session on pipes: stdin a pipe Boris writes ([`Running::write_input`]),
+    /// stdout and stderr one pipe, in the order written (as a terminal shows them), into
+    /// the stdout capture and to `on_output`.
+    Pipes { on_output: OutputHook },
 }
 
 /// The environment every command gets, so that programs which would wait for a person
@@ -191,6 +221,17 @@ pub struct Running {
     pub activity: Arc<AtomicU64>,
     /// This shell's [`TAG_VAR`] value.
     tag: String,
+    /// Reads taken off a pipe and not yet delivered to their capture and hook: with the
+    /// kernel's buffer empty too, everything written so far has been seen.
+    in_flight: Arc<AtomicUsize>,
+    /// The shell leads a session of its own (a terminal): signals go to every process
+    /// group of the session, since an interactive shell puts each job in its own.
+    own_session: bool,
+    /// The write end of stdin ([`Io::Pipes`]); `None` once closed or for other modes.
+    stdin: Mutex<Option<std::fs::File>>,
+    /// Another descriptor of the output pipe's read end ([`Io::Pipes`]), to ask the
+    /// kernel how much is still unread.
+    output: Option<OwnedFd>,
 }
 
 pub fn lock(c: &Mutex<Capture>) -> MutexGuard<'_, Capture> {
@@ -198,7 +239,7 @@ pub fn lock(c: &Mutex<Capture>) -> MutexGuard<'_, Capture> {
 }
 
 impl Running {
-    pub fn spawn(spec: Spawn<'_>) -> std::io::Result<Running> {
+    pub fn spawn(mut spec: Spawn<'_>) -> std::io::Result<Running> {
         static NEXT_TAG: AtomicU64 = AtomicU64::new(0);
         let tag = format!(
             "{}-{}",
@@ -217,37 +258,55 @@ impl Running {
         } else {
             None
         };
+        let argv = shell_argv(&spec, script_file.as_deref());
+        let own_session = matches!(spec.io, Io::Terminal { .. });
+        let mut wiring = Wiring::new(std::mem::replace(&mut spec.io, Io::Captured))?;
         let (exit_tx, exit_rx) = watch::channel(None);
-        let (pid, pipes, waiter): (i32, [Option<Pipe>; 2], Option<std::process::Child>) =
-            match spec.jail {
-                Some(jail) => {
-                    let (pid, pipes) =
-                        spawn_jailed(jail, &spec, script_file.as_deref(), &tag, exit_tx.clone())?;
-                    (pid, pipes, None)
-                }
-                None => {
-                    let mut cmd = Command::new(spec.shell);
-                    match &script_file {
-                        Some(path) => cmd.arg("-c").arg(r#". "$0""#).arg(path.as_os_str()),
-                        None => cmd.arg("-c").arg(spec.script),
-                    };
-                    cmd.current_dir(spec.cwd)
-                        .envs(spec.env.iter().map(|(k, v)| (k, v)))
-                        .stdin(Stdio::null())
-                        .stdout(Stdio::piped())
-                        .stderr(Stdio::piped())
-                        // The bearer token is Boris's secret, not the command's.
-                        .env_remove("BORIS_TOKEN")
-                        .env(TAG_VAR, &tag)
-                        .process_group(0);
-                    let mut child = cmd.spawn()?;
-                    let pipes = [
-                        child.stdout.take().map(|p| Box::new(p) as Pipe),
-                        child.stderr.take().map(|p| Box::new(p) as Pipe),
-                    ];
-                    (child.id() as i32, pipes, Some(child))
-                }
-            };
+        let (pid, waiter): (i32, Option<std::process::Child>) = match spec.jail {
+            Some(jail) => {
+                let stdio = wiring.child_stdio()?;
+                let env = jailed_env(jail, &spec, &tag);
+                let pid = jail.spawn(argv, spec.cwd, env, stdio, own_session, exit_tx.clone())?;
+                (pid, None)
+            }
+            None => {
+                let mut cmd = Command::new(&argv[0]);
+                cmd.args(&argv[1..])
+                    .current_dir(spec.cwd)
+                    .envs(spec.env.iter().map(|(k, v)| (k, v)))
+                    // The bearer token is Boris's secret, not the command's.
+                    .env_remove("BORIS_TOKEN")
+                    .env(TAG_VAR, &tag);
+                let [stdin, stdout, stderr] = wiring.child_stdio()?;
+                cmd.stdin(Stdio::from(stdin))
+                    .stdout(Stdio::from(stdout))
+                    .stderr(Stdio::from(stderr));
+                let child = if own_session {
+                    // pty-process makes the child a session leader with the terminal as
+                    // its controlling terminal before exec.
+                    let slave = wiring.slave_for_session()?;
+                    // SAFETY: `slave` is the slave end of the pseudo-terminal the caller
+                    // opened (`Io::Terminal`).
+                    let pts = unsafe { pty_process::blocking::Pts::from_fd(slave) };
+                    pty_process::blocking::Command::from(cmd)
+                        .spawn(pts)
+                        .map_err(|e| std::io::Error::other(e.to_string()))?
+                } else {
+                    cmd.process_group(0);
+                    cmd.spawn()?
+                };
+                (child.id() as i32, Some(child))
+            }
+        };
+        // Our copies of the child's ends go, so that the readers see the end of the
+        // output once the child's side is closed.
+        let Wiring {
+            readers,
+            stdin,
+            output,
+            on_output,
+            ..
+        } = wiring.into_parent();
         // Removed once the shell has exited (the waiter below owns it).
         let script_file = script_file;
         live_groups().get_or_insert_with(HashSet::new).insert(pid);
@@ -256,22 +315,24 @@ impl Running {
         let stderr = Arc::new(Mutex::new(Capture::new(spec.stderr)));
         let stop_readers = Arc::new(AtomicBool::new(false));
         let activity = Arc::new(AtomicU64::new(0));
+        let in_flight = Arc::new(AtomicUsize::new(0));
         let (open_tx, open_rx) = watch::channel(2usize);
         let open_tx = Arc::new(open_tx);
 
-        let [out_pipe, err_pipe] = pipes;
+        let [out_pipe, err_pipe] = readers;
         for (pipe, capture) in [(out_pipe, &stdout), (err_pipe, &stderr)] {
-            let (capture, stop, activity, open_tx) = (
-                capture.clone(),
-                stop_readers.clone(),
-                activity.clone(),
-                open_tx.clone(),
-            );
+            let sink = Sink {
+                capture: capture.clone(),
+                hook: on_output.clone(),
+                activity: activity.clone(),
+                in_flight: in_flight.clone(),
+            };
+            let (stop, open_tx) = (stop_readers.clone(), open_tx.clone());
             std::thread::Builder::new()
                 .name("boris-reader".into())
                 .spawn(move || {
                     if let Some(pipe) = pipe {
-                        pump(pipe, &capture, &stop, &activity);
+                        pump(pipe, &sink, &stop);
                     }
                     open_tx.send_modify(|n| *n = n.saturating_sub(1));
                 })?;
@@ -325,6 +386,10 @@ impl Running {
             stop_readers,
             activity,
             tag,
+            in_flight,
+            own_session,
+            stdin: Mutex::new(stdin),
+            output,
         })
     }
 
@@ -346,18 +411,31 @@ impl Running {
         }
     }
 
+    /// Signals the shell's process group — for a terminal session, every process group
+    /// of its session (an interactive shell puts each job in a group of its own).
     pub fn signal_group(&self, signal: Signal) -> bool {
-        killpg(Pid::from_raw(self.pid), signal).is_ok()
+        let sent = killpg(Pid::from_raw(self.pid), signal).is_ok();
+        if self.own_session {
+            procfs::signal_session(self.pid, signal) || sent
+        } else {
+            sent
+        }
     }
 
-    /// Whether any process of the group is still alive.
+    /// Whether any process of the group (of the session, for a terminal) is still alive.
     pub fn group_alive(&self) -> bool {
         killpg(Pid::from_raw(self.pid), None).is_ok()
+            || (self.own_session && procfs::session_alive(self.pid))
     }
 
     /// SIGTERM to the group, up to `grace` for the shell to exit, then SIGKILL to the
-    /// group (seed 000 D4).
+    /// group (seed 000 D4). A terminal session first gets a hangup, as when a terminal
+    /// window closes: an interactive shell ignores SIGTERM but exits on SIGHUP.
     pub async fn terminate(&self, grace: Duration) -> Exit {
+        if self.own_session {
+            self.signal_group(Signal::SIGHUP);
+            self.signal_group(Signal::SIGCONT);
+        }
         self.signal_group(Signal::SIGTERM);
         let exit = match tokio::time::timeout(grace, self.wait()).await {
             Ok(exit) => exit,
@@ -399,31 +477,234 @@ impl Running {
             .await
             .is_ok_and(|r| r.is_ok())
     }
+
+    /// Whether every output stream has reached its end (the readers are done).
+    pub fn output_closed(&self) -> bool {
+        *self.open_streams.borrow() == 0
+    }
+
+    /// Waits up to `limit` for the readers to deliver the last of the output (a reader
+    /// on a loaded machine may still be working through its last chunks when the
+    /// process is gone).
+    pub async fn output_delivered_within(&self, limit: Duration) -> bool {
+        self.streams_closed_within(limit).await
+    }
+
+    /// Whether no read taken off an output pipe is still on its way to its capture and
+    /// hook.
+    pub fn nothing_in_flight(&self) -> bool {
+        self.in_flight.load(Ordering::SeqCst) == 0
+    }
+
+    /// Bytes of output the kernel holds that no reader has taken yet ([`Io::Pipes`]).
+    pub fn output_unread(&self) -> usize {
+        self.output
+            .as_ref()
+            .map_or(0, |fd| unread_bytes(fd.as_fd()))
+    }
+
+    /// Writes `bytes` to the session's stdin ([`Io::Pipes`]) until `deadline`; returns how
+    /// many were written (fewer when the program stopped reading).
+    pub fn write_input(&self, bytes: &[u8], deadline: Instant) -> std::io::Result<usize> {
+        let guard = self.stdin.lock().unwrap_or_else(|p| p.into_inner());
+        let Some(stdin) = guard.as_ref() else {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::BrokenPipe,
+                "stdin is closed",
+            ));
+        };
+        write_until(stdin.as_fd(), bytes, deadline)
+    }
+
+    /// Closes the session's stdin ([`Io::Pipes`]): the program reads end-of-file.
+    pub fn close_input(&self) -> bool {
+        self.stdin
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
+            .is_some()
+    }
+
+    /// The inode of the stdin pipe ([`Io::Pipes`]), while it is open: what a process
+    /// reading it has open.
+    pub fn input_inode(&self) -> Option<u64> {
+        use std::os::unix::fs::MetadataExt;
+        let guard = self.stdin.lock().unwrap_or_else(|p| p.into_inner());
+        guard.as_ref()?.metadata().ok().map(|m| m.ino())
+    }
+
+    /// Whether the session's stdin is still open ([`Io::Pipes`]).
+    pub fn input_open(&self) -> bool {
+        self.stdin
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .is_some()
+    }
 }
 
-/// Starts the shell through the session's jail: pipes for its output, `/dev/null` for its
-/// input, the environment Boris would give it, plus `TMPDIR`. Returns the shell's pid and
-/// the read ends of its pipes.
-fn spawn_jailed(
-    jail: &crate::sandbox::client::Jail,
-    spec: &Spawn<'_>,
-    script_file: Option<&Path>,
-    tag: &str,
-    exit: watch::Sender<Option<Exit>>,
-) -> std::io::Result<(i32, [Option<Pipe>; 2])> {
-    use std::ffi::OsString;
-    use std::os::unix::ffi::OsStringExt;
-    let (out_r, out_w) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)?;
-    let (err_r, err_w) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)?;
-    let null = std::os::fd::OwnedFd::from(std::fs::File::open("/dev/null")?);
-    let mut argv: Vec<OsString> = vec![spec.shell.as_os_str().to_owned(), "-c".into()];
+/// Bytes waiting to be read on `fd` (a pipe's read end or a terminal's master), as the
+/// kernel counts them (`FIONREAD`); 0 when it cannot say.
+pub fn unread_bytes(fd: std::os::fd::BorrowedFd<'_>) -> usize {
+    use std::os::fd::AsRawFd;
+    let mut n: libc::c_int = 0;
+    // SAFETY: FIONREAD writes one int through the pointer.
+    let rc = unsafe { libc::ioctl(fd.as_raw_fd(), libc::FIONREAD, &mut n) };
+    if rc == 0 { n.max(0) as usize } else { 0 }
+}
+
+/// Writes `bytes` to a non-blocking `fd`, waiting for room until `deadline`; returns how
+/// many were written. A reader that went away is `BrokenPipe` (or, on a terminal, `EIO`).
+pub fn write_until(
+    fd: std::os::fd::BorrowedFd<'_>,
+    bytes: &[u8],
+    deadline: Instant,
+) -> std::io::Result<usize> {
+    use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+    let mut written = 0;
+    while written < bytes.len() {
+        match nix::unistd::write(fd, &bytes[written..]) {
+            Ok(n) => written += n,
+            Err(nix::errno::Errno::EINTR) => {}
+            Err(nix::errno::Errno::EAGAIN) => {
+                let left = deadline.saturating_duration_since(Instant::now());
+                if left.is_zero() {
+                    break;
+                }
+                let ms = left.as_millis().clamp(1, i32::MAX as u128) as i32;
+                let mut fds = [PollFd::new(fd, PollFlags::POLLOUT)];
+                match poll(
+                    &mut fds,
+                    PollTimeout::try_from(ms).unwrap_or(PollTimeout::MAX),
+                ) {
+                    Ok(_) | Err(nix::errno::Errno::EINTR) => {}
+                    Err(e) => return Err(e.into()),
+                }
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(written)
+}
+
+/// Sets `O_NONBLOCK` on `fd`'s open file description.
+pub fn set_nonblocking(fd: std::os::fd::BorrowedFd<'_>) -> std::io::Result<()> {
+    use nix::fcntl::{FcntlArg, OFlag, fcntl};
+    let flags = OFlag::from_bits_truncate(fcntl(fd, FcntlArg::F_GETFL)?);
+    fcntl(fd, FcntlArg::F_SETFL(flags | OFlag::O_NONBLOCK))?;
+    Ok(())
+}
+
+/// `shell [-l] [-c SCRIPT | -c '. "$0"' FILE]`, or the bare shell for an empty script.
+fn shell_argv(spec: &Spawn<'_>, script_file: Option<&Path>) -> Vec<std::ffi::OsString> {
+    let mut argv = vec![spec.shell.as_os_str().to_owned()];
+    if spec.login {
+        argv.push("-l".into());
+    }
     match script_file {
         Some(path) => {
+            argv.push("-c".into());
             argv.push(r#". "$0""#.into());
             argv.push(path.as_os_str().to_owned());
         }
-        None => argv.push(spec.script.into()),
+        None if spec.script.is_empty() => {}
+        None => {
+            argv.push("-c".into());
+            argv.push(spec.script.into());
+        }
     }
+    argv
+}
+
+/// The descriptors of one spawn: the child's standard streams, and Boris's ends.
+struct Wiring {
+    /// The child's stdin, stdout and stderr (taken by [`Wiring::child_stdio`]).
+    child: Option<[OwnedFd; 3]>,
+    /// A terminal's slave end, for the unconfined spawn that makes it the controlling
+    /// terminal.
+    slave: Option<OwnedFd>,
+    readers: [Option<Pipe>; 2],
+    stdin: Option<std::fs::File>,
+    output: Option<OwnedFd>,
+    on_output: Option<OutputHook>,
+}
+
+impl Wiring {
+    fn new(io: Io) -> std::io::Result<Wiring> {
+        use nix::fcntl::OFlag;
+        let pipe = || nix::unistd::pipe2(OFlag::O_CLOEXEC);
+        let file = |fd: OwnedFd| Some(Box::new(std::fs::File::from(fd)) as Pipe);
+        Ok(match io {
+            Io::Captured => {
+                let null = OwnedFd::from(std::fs::File::open("/dev/null")?);
+                let (out_r, out_w) = pipe()?;
+                let (err_r, err_w) = pipe()?;
+                Wiring {
+                    child: Some([null, out_w, err_w]),
+                    slave: None,
+                    readers: [file(out_r), file(err_r)],
+                    stdin: None,
+                    output: None,
+                    on_output: None,
+                }
+            }
+            Io::Terminal {
+                slave,
+                master,
+                on_output,
+            } => Wiring {
+                child: Some([slave.try_clone()?, slave.try_clone()?, slave.try_clone()?]),
+                slave: Some(slave),
+                readers: [file(master), None],
+                stdin: None,
+                output: None,
+                on_output: Some(on_output),
+            },
+            Io::Pipes { on_output } => {
+                let (in_r, in_w) = pipe()?;
+                let (out_r, out_w) = pipe()?;
+                // Boris's end only: a program that stops reading must not block a call.
+                set_nonblocking(in_w.as_fd())?;
+                Wiring {
+                    child: Some([in_r, out_w.try_clone()?, out_w]),
+                    slave: None,
+                    readers: [file(out_r.try_clone()?), None],
+                    stdin: Some(std::fs::File::from(in_w)),
+                    output: Some(out_r),
+                    on_output: Some(on_output),
+                }
+            }
+        })
+    }
+
+    fn child_stdio(&mut self) -> std::io::Result<[OwnedFd; 3]> {
+        self.child
+            .take()
+            .ok_or_else(|| std::io::Error::other("the child's streams were already given"))
+    }
+
+    fn slave_for_session(&mut self) -> std::io::Result<OwnedFd> {
+        self.slave
+            .take()
+            .ok_or_else(|| std::io::Error::other("no terminal to lead"))
+    }
+
+    /// Boris's side only: the child's ends are closed here.
+    fn into_parent(mut self) -> Wiring {
+        self.child = None;
+        self.slave = None;
+        self
+    }
+}
+
+/// The environment of a jailed command: Boris's own without its secrets, the command
+/// environment over it, the process tag and the session's `TMPDIR`.
+fn jailed_env(
+    jail: &crate::sandbox::client::Jail,
+    spec: &Spawn<'_>,
+    tag: &str,
+) -> Vec<std::ffi::OsString> {
+    use std::ffi::OsString;
+    use std::os::unix::ffi::OsStringExt;
     let mut vars: Vec<(OsString, OsString)> = std::env::vars_os()
         .filter(|(k, _)| k != "BORIS_TOKEN" && k != "TMPDIR")
         .collect();
@@ -436,23 +717,14 @@ fn spawn_jailed(
     }
     set(TAG_VAR, tag.into());
     set("TMPDIR", jail.tmpdir().into_os_string());
-    let env = vars
-        .into_iter()
+    vars.into_iter()
         .map(|(k, v)| {
             let mut e = k.into_vec();
             e.push(b'=');
             e.extend(v.into_vec());
             OsString::from_vec(e)
         })
-        .collect();
-    let pid = jail.spawn(argv, spec.cwd, env, [null, out_w, err_w], false, exit)?;
-    Ok((
-        pid,
-        [
-            Some(Box::new(std::fs::File::from(out_r)) as Pipe),
-            Some(Box::new(std::fs::File::from(err_r)) as Pipe),
-        ],
-    ))
+        .collect()
 }
 
 impl Drop for Running {
@@ -471,17 +743,21 @@ impl Drop for Running {
 trait ReadFd: Read + AsFd + Send {}
 impl<T: Read + AsFd + Send> ReadFd for T {}
 
-/// One end of a child's output pipe.
+/// One end of a child's output pipe (or a terminal's master).
 type Pipe = Box<dyn ReadFd>;
 
-/// Copies a pipe into its capture until end-of-file, waking every 100 ms to notice
-/// `stop` (a pipe held open by an escaped process never ends).
-fn pump(
-    mut pipe: Box<dyn ReadFd>,
-    capture: &Mutex<Capture>,
-    stop: &AtomicBool,
-    activity: &AtomicU64,
-) {
+/// Where a reader thread delivers what it reads.
+struct Sink {
+    capture: Arc<Mutex<Capture>>,
+    hook: Option<OutputHook>,
+    activity: Arc<AtomicU64>,
+    in_flight: Arc<AtomicUsize>,
+}
+
+/// Copies a pipe into its capture (and hook) until end-of-file, waking every 100 ms to
+/// notice `stop` (a pipe held open by an escaped process never ends). A terminal's
+/// master reports the end as `EIO` once no process holds the slave.
+fn pump(mut pipe: Box<dyn ReadFd>, sink: &Sink, stop: &AtomicBool) {
     use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
     let mut buf = vec![0u8; 64 * 1024];
     loop {
@@ -500,14 +776,28 @@ fn pump(
             Err(nix::errno::Errno::EINTR) => continue,
             Err(_) => break,
         }
-        match pipe.read(&mut buf) {
-            Ok(0) => break,
+        // Counted before the read: a waiter that finds the kernel's buffer empty and
+        // nothing in flight knows every byte written so far has been delivered.
+        sink.in_flight.fetch_add(1, Ordering::SeqCst);
+        let read = pipe.read(&mut buf);
+        let go_on = match read {
+            Ok(0) => false,
             Ok(n) => {
-                lock(capture).push(&buf[..n]);
-                activity.fetch_add(n as u64, Ordering::Relaxed);
+                lock(&sink.capture).push(&buf[..n]);
+                if let Some(hook) = &sink.hook {
+                    hook(&buf[..n]);
+                }
+                sink.activity.fetch_add(n as u64, Ordering::Relaxed);
+                true
             }
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(_) => break,
+            Err(e) => matches!(
+                e.kind(),
+                std::io::ErrorKind::Interrupted | std::io::ErrorKind::WouldBlock
+            ),
+        };
+        sink.in_flight.fetch_sub(1, Ordering::SeqCst);
+        if !go_on {
+            break;
         }
     }
 }

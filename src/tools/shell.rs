@@ -67,6 +67,7 @@ pub fn start_shell(
     Running::spawn(Spawn {
         shell: &ctx.shared.shell,
         script,
+        login: false,
         cwd,
         stdout,
         stderr,
@@ -75,6 +76,7 @@ pub fn start_shell(
             .as_ref()
             .map_or(ctx.shared.spill.path(), |j| j.host_tmp()),
         jail: jail.as_deref(),
+        io: exec::Io::Captured,
     })
     .map_err(|e| {
         ToolError::new(
@@ -91,7 +93,7 @@ pub fn start_shell(
 
 /// The session's jail when the sandbox is on, started at its first command. A jail that
 /// cannot be set up fails the call, never runs the command unconfined.
-fn session_jail(ctx: &Ctx) -> ToolResult<Option<std::sync::Arc<crate::sandbox::client::Jail>>> {
+pub fn session_jail(ctx: &Ctx) -> ToolResult<Option<std::sync::Arc<crate::sandbox::client::Jail>>> {
     let Some(sandbox) = &ctx.shared.config.sandbox else {
         return Ok(None);
     };

@@ -38,7 +38,8 @@ pub fn output_tool() -> Tool {
     define::<TaskOutputArgs>(
         ToolName::TaskOutput,
         "Read a background task's output",
-        "Read the output of a background bash task (run_in_background). While it runs: \
+        "Read the output of a background bash task (run_in_background) or of a terminal \
+         session (term_N: what is new, as terminal_read). While it runs: \
          status: running and the output so far. Once finished: status: completed, its \
          exit_code and output; the task is then forgotten. With block: true, waits for the \
          task to finish (up to timeout ms, default 30000).",
@@ -76,6 +77,14 @@ fn find(ctx: &Ctx, id: &str) -> ToolResult<Arc<Task>> {
 
 pub async fn output(ctx: &Ctx, args: TaskOutputArgs) -> ToolResult<CallToolResult> {
     let task = find(ctx, &args.task_id)?;
+    // A terminal session (issue 19 §1): what is new, as terminal_read shows it.
+    if let Some(session) = ctx.ws.terminals.get(&task.id) {
+        let block = args.block.unwrap_or(false).then(|| {
+            Duration::from_millis(args.timeout.unwrap_or(DEFAULT_BLOCK_MS).min(MAX_BLOCK_MS))
+        });
+        let report = super::terminal::task_output(&session, block).await;
+        return Ok(super::terminal::answer(ctx, &session, report, false));
+    }
     if args.block.unwrap_or(false) && !task.is_done() {
         let wait = args.timeout.unwrap_or(DEFAULT_BLOCK_MS).min(MAX_BLOCK_MS);
         task.wait_done(Duration::from_millis(wait)).await;
@@ -90,6 +99,10 @@ pub async fn output(ctx: &Ctx, args: TaskOutputArgs) -> ToolResult<CallToolResul
 
 pub async fn stop(ctx: &Ctx, args: TaskStopArgs) -> ToolResult<CallToolResult> {
     let task = find(ctx, &args.task_id)?;
+    if let Some(session) = ctx.ws.terminals.get(&task.id) {
+        let report = super::terminal::stop_session(&session, "stopped with task_stop").await;
+        return Ok(super::terminal::answer(ctx, &session, report, false));
+    }
     task.stop("stopped with task_stop").await;
     ctx.ws.tasks.remove(&task.id);
     let result = text_result(finished(ctx, &task));
