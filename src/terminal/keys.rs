@@ -250,6 +250,16 @@ pub fn encode(key: Key, modes: Modes) -> Vec<u8> {
     }
 }
 
+/// Whether the input holds an Escape that does not begin a complete key sequence (a bare
+/// Esc, Alt-x, an ESC typed in text): a program has to wait a moment to tell what it is.
+pub fn holds_lone_escape(input: &[Input]) -> bool {
+    input.iter().any(|piece| match piece {
+        Input::Key(Key::Esc | Key::Alt(_) | Key::Ctrl(0x1b)) => true,
+        Input::Key(_) => false,
+        Input::Text(t) => t.contains('\x1b'),
+    })
+}
+
 /// The bytes for a terminal session: text as it is, keys as an xterm sends them.
 pub fn terminal_bytes(input: &[Input], modes: Modes) -> Vec<u8> {
     let mut out = Vec::new();

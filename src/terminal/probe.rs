@@ -11,6 +11,7 @@
 use crate::exec::procfs::{self, Syscall};
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::Path;
+use std::time::Duration;
 
 /// What the kernel says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -66,7 +67,11 @@ pub fn probe(pgrp: i32, input: Input) -> Activity {
                 polling = true;
                 continue;
             };
-            match classify(&call, |fd| reads_input(&dir, fd, input)) {
+            match classify(
+                &call,
+                |fd| reads_input(&dir, fd, input),
+                |at| read_timeout(&tdir, at),
+            ) {
                 Activity::Working => {}
                 Activity::Reading => reading = true,
                 Activity::Polling | Activity::Unknown => polling = true,
@@ -84,8 +89,26 @@ pub fn probe(pgrp: i32, input: Input) -> Activity {
     }
 }
 
-/// What one thread's system call says; `is_input(fd)`: whether fd is the session's input.
-pub fn classify(call: &Syscall, is_input: impl Fn(u64) -> bool) -> Activity {
+/// A `select` that wakes by itself sooner than this is a program about to act on its
+/// own (vim holding an Esc for its escape timeout, or waiting 100 ms for the terminal's
+/// answers on its way out), not one waiting for a person.
+pub const SHORT_WAIT: Duration = Duration::from_secs(1);
+
+/// How a timed wait's timeout is given: a `struct timeval` (select) or a `struct
+/// timespec` (pselect6) at an address in the process.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TimeoutAt {
+    Timeval(u64),
+    Timespec(u64),
+}
+
+/// What one thread's system call says; `is_input(fd)`: whether fd is the session's
+/// input; `timeout(at)`: the timeout a timed `select` waits for, if it can be read.
+pub fn classify(
+    call: &Syscall,
+    is_input: impl Fn(u64) -> bool,
+    timeout: impl Fn(TimeoutAt) -> Option<Duration>,
+) -> Activity {
     let (nr, args) = match call {
         Syscall::Running => return Activity::Working,
         Syscall::Blocked { nr, args } => (*nr, args),
@@ -97,9 +120,16 @@ pub fn classify(call: &Syscall, is_input: impl Fn(u64) -> bool) -> Activity {
             Activity::Working
         };
     }
-    // select(nfds, …) with nfds 1 watches fd 0 alone.
+    // select(nfds, …) with nfds 1 watches fd 0 alone; a short timeout means the
+    // program wakes by itself in a moment.
     if is_select(nr) {
-        return if args[0] == 1 && is_input(0) {
+        let at = match args[4] {
+            0 => None,
+            addr if nr == libc::SYS_pselect6 => Some(TimeoutAt::Timespec(addr)),
+            addr => Some(TimeoutAt::Timeval(addr)),
+        };
+        let soon = at.and_then(timeout).is_some_and(|t| t < SHORT_WAIT);
+        return if args[0] == 1 && is_input(0) && !soon {
             Activity::Reading
         } else {
             Activity::Polling
@@ -143,6 +173,29 @@ fn is_poll(nr: i64) -> bool {
     .contains(&nr)
 }
 
+/// The timeout a blocked `select` waits for, read from the process's memory
+/// (`/proc/…/mem`, which Boris may read for its own descendants); `None` where it
+/// cannot be read.
+fn read_timeout(task: &Path, at: TimeoutAt) -> Option<Duration> {
+    use std::os::unix::fs::FileExt;
+    let addr = match at {
+        TimeoutAt::Timeval(a) | TimeoutAt::Timespec(a) => a,
+    };
+    let mut buf = [0u8; 16];
+    let mem = std::fs::File::open(task.join("mem")).ok()?;
+    mem.read_exact_at(&mut buf, addr).ok()?;
+    let secs = i64::from_ne_bytes(buf[..8].try_into().ok()?);
+    let frac = i64::from_ne_bytes(buf[8..].try_into().ok()?);
+    let nanos = match at {
+        TimeoutAt::Timeval(_) => frac.checked_mul(1000)?,
+        TimeoutAt::Timespec(_) => frac,
+    };
+    if secs < 0 || !(0..1_000_000_000).contains(&nanos) {
+        return None;
+    }
+    Some(Duration::new(secs as u64, nanos as u32))
+}
+
 /// Whether descriptor `fd` of the process at `dir` is the session's input.
 fn reads_input(dir: &Path, fd: u64, input: Input) -> bool {
     let Ok(meta) = std::fs::metadata(dir.join("fd").join(fd.to_string())) else {
@@ -168,6 +221,8 @@ mod tests {
     fn calls() {
         let yes = |_| true;
         let no = |_| false;
+        let unknown = |_| None;
+        let classify = |c: &Syscall, i: fn(u64) -> bool| super::classify(c, i, unknown);
         assert_eq!(classify(&Syscall::Running, yes), Activity::Working);
         assert_eq!(
             classify(&blocked(libc::SYS_read, [0; 6]), yes),

@@ -130,9 +130,15 @@ enum Item<'a> {
     Gap(u64),
 }
 
-/// The emulator's callbacks: rows of the main screen that scroll off its top.
+/// The emulator's callbacks: rows of the main screen that scroll off its top, and the
+/// answers a terminal owes to the program's queries.
 struct Scrolled {
     rows: Bounded,
+    /// Answers to queries (cursor position, device attributes, colours), to be written
+    /// back to the program: vim, less and readline ask and wait for them.
+    replies: Vec<u8>,
+    /// Pipes have no terminal to answer.
+    answer_queries: bool,
     /// Carries whether the last row ended its line (vt100 writes the line break before
     /// the next row).
     state: BasicFormattedCaptureState,
@@ -155,6 +161,72 @@ impl vt100::Callbacks for Scrolled {
         let continues = self.any && !broke;
         self.any = true;
         self.rows.push(Row { text, continues });
+    }
+
+    fn unhandled_csi(
+        &mut self,
+        screen: &mut vt100::Screen,
+        i1: Option<u8>,
+        _i2: Option<u8>,
+        params: &[&[u16]],
+        c: char,
+    ) {
+        if self.answer_queries
+            && let Some(reply) = query_reply(i1, params, c, screen.cursor_position())
+        {
+            self.replies.extend(reply);
+        }
+    }
+
+    fn unhandled_osc(&mut self, _screen: &mut vt100::Screen, params: &[&[u8]]) {
+        if self.answer_queries
+            && let Some(reply) = osc_reply(params)
+        {
+            self.replies.extend(reply);
+        }
+    }
+}
+
+/// What an xterm-like terminal answers to a query (CSI … `n`, CSI … `c`, XTVERSION),
+/// given the cursor (0-based); `None` for anything that is not a query.
+pub fn query_reply(
+    private: Option<u8>,
+    params: &[&[u16]],
+    action: char,
+    cursor: (u16, u16),
+) -> Option<Vec<u8>> {
+    let first = params.first().and_then(|p| p.first()).copied().unwrap_or(0);
+    let (row, col) = (cursor.0 + 1, cursor.1 + 1);
+    let reply = match (private, action, first) {
+        // DSR: status, cursor position (DECXCPR with `?`).
+        (None, 'n', 5) => "\x1b[0n".to_string(),
+        (None, 'n', 6) => format!("\x1b[{row};{col}R"),
+        (Some(b'?'), 'n', 6) => format!("\x1b[?{row};{col}R"),
+        // DA1: a VT220 with ANSI colour; DA2: a VT220, not an xterm (an xterm version
+        // invites more queries).
+        (None, 'c', 0) => "\x1b[?62;22c".to_string(),
+        (Some(b'>'), 'c', 0) => "\x1b[>1;10;0c".to_string(),
+        // XTVERSION.
+        (Some(b'>'), 'q', 0) => "\x1bP>|boris\x1b\\".to_string(),
+        _ => return None,
+    };
+    Some(reply.into_bytes())
+}
+
+/// The answer to an OSC colour query (10: foreground, 11: background, 12: cursor):
+/// light grey on black.
+pub fn osc_reply(params: &[&[u8]]) -> Option<Vec<u8>> {
+    match params {
+        [which @ (b"10" | b"11" | b"12"), b"?"] => {
+            let colour = if *which == b"11" {
+                "0000/0000/0000"
+            } else {
+                "c0c0/c0c0/c0c0"
+            };
+            let which = std::str::from_utf8(which).ok()?;
+            Some(format!("\x1b]{which};rgb:{colour}\x1b\\").into_bytes())
+        }
+        _ => None,
     }
 }
 
@@ -203,6 +275,8 @@ impl Screen {
     pub fn new(rows: u16, cols: u16, pipe: bool) -> Screen {
         let callbacks = Scrolled {
             rows: Bounded::new(HEAD_KEEP, TAIL_KEEP),
+            replies: Vec::new(),
+            answer_queries: !pipe,
             state: BasicFormattedCaptureState::new(),
             any: false,
             scratch: String::new(),
@@ -456,6 +530,14 @@ impl Screen {
         self.parser.screen().contents()
     }
 
+    /// The answers owed to the program's queries since the last call (bounded: a
+    /// program that floods queries gets the first few kilobytes answered).
+    pub fn take_replies(&mut self) -> Vec<u8> {
+        let replies = &mut self.parser.callbacks_mut().replies;
+        replies.truncate(4096);
+        std::mem::take(replies)
+    }
+
     /// Whether output arrived that the next update would show.
     pub fn has_news(&self) -> bool {
         !self.carried.is_empty() || !self.parser.callbacks().rows.is_empty()
@@ -692,6 +774,20 @@ mod tests {
         let mut s = Screen::new(24, 80, false);
         s.feed(b"\x1b[31mred\x1b[0m 10%\r\x1b[Kred 100%\r\n\x1b]0;title\x07done\r\n");
         assert_eq!(lines(&mut s), "red 100%\ndone\n");
+    }
+
+    #[test]
+    fn queries_are_answered() {
+        let mut s = Screen::new(24, 80, false);
+        s.feed(b"ab\x1b[6n\x1b[c\x1b[>c\x1b]11;?\x07");
+        assert_eq!(
+            s.take_replies(),
+            b"\x1b[1;3R\x1b[?62;22c\x1b[>1;10;0c\x1b]11;rgb:0000/0000/0000\x1b\\"
+        );
+        assert!(s.take_replies().is_empty());
+        let mut p = Screen::new(24, 80, true);
+        p.feed(b"\x1b[6n");
+        assert!(p.take_replies().is_empty());
     }
 
     #[test]

@@ -30,11 +30,18 @@ const MAX_LOOK_INTERVAL: Duration = Duration::from_millis(50);
 /// `Session::settle`).
 const WRITE_SETTLE: Duration = Duration::from_millis(30);
 
-/// After input holding an Escape, how long a program must be silent before it counts as
-/// waiting: vim, readline and other key-sequence parsers hold a lone Esc (and what
-/// follows it) until their escape timeout (vim's `ttimeoutlen`, 100 ms in its defaults)
-/// while blocked in the same read as a program that waits for a person.
+/// After input holding a lone Escape, how long a program must be silent before it
+/// counts as waiting: vim, readline and other key-sequence parsers hold an Esc (and what
+/// follows it) until their escape timeout (vim's `ttimeoutlen`, 100 ms in its
+/// defaults). Where /proc shows that wait's timeout the probe sees it anyway; this
+/// covers systems where it does not.
 const ESCAPE_QUIET: Duration = Duration::from_millis(300);
+
+/// A program found blocked reading its input is looked at again this much later, with
+/// no output in between, before the answer says it waits: what it wrote just before
+/// reading may still be on its way through the terminal (the kernel moves it to the
+/// master side on a work queue), where nothing counts it.
+const CONFIRM_READING: Duration = Duration::from_millis(5);
 
 /// The longest a write may wait for a program to take its input.
 const MAX_WRITE_WAIT: Duration = Duration::from_secs(5);
@@ -130,6 +137,9 @@ pub struct Session {
     screen: Arc<Mutex<Screen>>,
     output_seq: watch::Receiver<u64>,
     last_output: Arc<Mutex<Instant>>,
+    /// When the terminal last answered one of the program's queries: like input, the
+    /// program owes a reaction to it.
+    last_reply: Arc<Mutex<Option<Instant>>>,
     last_used: Mutex<Instant>,
     /// One call at a time; a new call first asks the one in progress to answer now.
     turn: tokio::sync::Mutex<()>,
@@ -150,16 +160,38 @@ pub fn start(spec: StartSpec<'_>, id: String, tasks: &Tasks) -> std::io::Result<
     let screen = Arc::new(Mutex::new(Screen::new(spec.rows, spec.cols, !spec.tty)));
     let (seq_tx, seq_rx) = watch::channel(0u64);
     let last_output = Arc::new(Mutex::new(Instant::now()));
+    let pty = if spec.tty {
+        Some(pty_process::blocking::open().map_err(std::io::Error::other)?)
+    } else {
+        None
+    };
+    // Where the terminal's answers to the program's queries are written.
+    let answer_to = match &pty {
+        Some((pty, _)) => Some(pty.as_fd().try_clone_to_owned()?),
+        None => None,
+    };
+    let last_reply: Arc<Mutex<Option<Instant>>> = Arc::default();
     let hook: OutputHook = {
-        let (screen, last_output) = (screen.clone(), last_output.clone());
+        let (screen, last_output, last_reply) =
+            (screen.clone(), last_output.clone(), last_reply.clone());
         Arc::new(move |chunk: &[u8]| {
-            lock(&screen).feed(chunk);
+            let replies = {
+                let mut screen = lock(&screen);
+                screen.feed(chunk);
+                screen.take_replies()
+            };
+            if let Some(fd) = &answer_to
+                && !replies.is_empty()
+            {
+                let deadline = Instant::now() + Duration::from_millis(100);
+                let _ = exec::write_until(fd.as_fd(), &replies, deadline);
+                *lock(&last_reply) = Some(Instant::now());
+            }
             *lock(&last_output) = Instant::now();
             seq_tx.send_modify(|n| *n += 1);
         })
     };
-    let (io, master, rdev) = if spec.tty {
-        let (pty, pts) = pty_process::blocking::open().map_err(std::io::Error::other)?;
+    let (io, master, rdev) = if let Some((pty, pts)) = pty {
         pty.resize(pty_process::Size::new(spec.rows, spec.cols))
             .map_err(std::io::Error::other)?;
         let slave = pts.as_fd().try_clone_to_owned()?;
@@ -226,6 +258,7 @@ pub fn start(spec: StartSpec<'_>, id: String, tasks: &Tasks) -> std::io::Result<
         screen,
         output_seq: seq_rx,
         last_output,
+        last_reply,
         last_used: Mutex::new(Instant::now()),
         turn: tokio::sync::Mutex::new(()),
         preempted: AtomicU64::new(0),
@@ -286,10 +319,7 @@ impl Session {
         let mut unwritten = 0;
         let mut wrote = None;
         if !self.exited() && !input.is_empty() {
-            let escape = input.iter().any(|i| match i {
-                Input::Text(t) => t.contains('\x1b'),
-                Input::Key(k) => keys::encode(*k, keys::Modes::default()).contains(&0x1b),
-            });
+            let escape = keys::holds_lone_escape(input);
             wrote = Some((Instant::now(), escape));
             unwritten = self.send(input, wait).await?;
         }
@@ -390,14 +420,22 @@ impl Session {
             Some((_, true)) => ESCAPE_QUIET,
             _ => FIRST_LOOK,
         };
-        let wrote = wrote.map(|(at, _)| at);
+        let call_wrote = wrote.map(|(at, _)| at);
         let deadline = tokio::time::Instant::now() + wait;
         let preempted_at = self.preempted.load(Ordering::SeqCst);
         let mut seq = self.output_seq.clone();
         seq.borrow_and_update();
         let mut look_in = FIRST_LOOK;
         let mut last_look: Option<std::time::Instant> = None;
+        // When the program was first seen reading, and the output count then.
+        let mut reading_since: Option<(Instant, u64)> = None;
         loop {
+            // The latest input the program has not visibly reacted to: ours, or the
+            // terminal's answer to one of its queries.
+            let wrote = match (call_wrote, *lock(&self.last_reply)) {
+                (Some(a), Some(b)) => Some(a.max(b)),
+                (a, b) => a.or(b),
+            };
             if self.exited() {
                 self.task
                     .running
@@ -421,7 +459,15 @@ impl Session {
                 if answered && quiet >= min_quiet && self.drained() {
                     match activity {
                         Activity::Reading => {
-                            return Settled::Status(Status::Waiting(Waiting::Reading));
+                            let seen = *seq.borrow();
+                            match reading_since {
+                                Some((at, s)) if s == seen && at.elapsed() >= CONFIRM_READING => {
+                                    return Settled::Status(Status::Waiting(Waiting::Reading));
+                                }
+                                Some((_, s)) if s == seen => {}
+                                _ => reading_since = Some((Instant::now(), seen)),
+                            }
+                            look_in = CONFIRM_READING;
                         }
                         Activity::Polling | Activity::Unknown
                             if quiet >= PROMPT_QUIET
@@ -431,7 +477,7 @@ impl Session {
                         {
                             return Settled::Status(Status::Waiting(Waiting::Prompt));
                         }
-                        _ => {}
+                        _ => reading_since = None,
                     }
                 }
             }

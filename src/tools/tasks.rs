@@ -39,7 +39,7 @@ pub fn output_tool() -> Tool {
         ToolName::TaskOutput,
         "Read a background task's output",
         "Read the output of a background bash task (run_in_background) or of a terminal \
-         session (term_N: what is new, as terminal_read). While it runs: \
+         session (term_N: what is new in it). While it runs: \
          status: running and the output so far. Once finished: status: completed, its \
          exit_code and output; the task is then forgotten. With block: true, waits for the \
          task to finish (up to timeout ms, default 30000).",
