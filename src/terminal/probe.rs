@@ -40,12 +40,21 @@ pub enum Input {
 /// terminal, which in a session is the session's own.
 const DEV_TTY: u64 = 5 << 8;
 
-/// Looks at every thread of process group `pgrp`.
-pub fn probe(pgrp: i32, input: Input) -> Activity {
+/// The processes of group `pgrp` (a scan of /proc: the costly part of a look).
+pub fn members(pgrp: i32) -> Vec<i32> {
+    procfs::group_members(pgrp).map(|(pid, _)| pid).collect()
+}
+
+/// Looks at every thread of the processes `pids`, those still in group `pgrp`.
+pub fn probe(pids: &[i32], pgrp: i32, input: Input) -> Activity {
     let mut seen = false;
     let mut reading = false;
     let mut polling = false;
-    for (_, dir) in procfs::group_members(pgrp) {
+    for pid in pids {
+        let dir = Path::new("/proc").join(pid.to_string());
+        if procfs::read_stat(&dir).is_none_or(|s| s.pgrp != pgrp) {
+            continue;
+        }
         let Ok(tasks) = std::fs::read_dir(dir.join("task")) else {
             continue;
         };

@@ -41,7 +41,11 @@ const ESCAPE_QUIET: Duration = Duration::from_millis(300);
 /// no output in between, before the answer says it waits: what it wrote just before
 /// reading may still be on its way through the terminal (the kernel moves it to the
 /// master side on a work queue), where nothing counts it.
-const CONFIRM_READING: Duration = Duration::from_millis(5);
+const CONFIRM_READING: Duration = Duration::from_millis(3);
+
+/// How long a listing of the foreground group's processes is reused (a process that
+/// joins the group meanwhile is seen at the next listing; one that leaves is skipped).
+const MEMBERS_FRESH: Duration = Duration::from_millis(100);
 
 /// The longest a write may wait for a program to take its input.
 const MAX_WRITE_WAIT: Duration = Duration::from_secs(5);
@@ -109,6 +113,9 @@ pub enum Status {
     Running,
 }
 
+/// A listing of a process group: the group, its processes, when it was made.
+type Members = (i32, Vec<i32>, Instant);
+
 /// A call's answer, for the tool layer to word.
 #[derive(Debug, Clone)]
 pub struct Report {
@@ -141,6 +148,9 @@ pub struct Session {
     /// program owes a reaction to it.
     last_reply: Arc<Mutex<Option<Instant>>>,
     last_used: Mutex<Instant>,
+    /// The foreground group's processes as last listed, and when: a listing scans all of
+    /// /proc, so a look within [`MEMBERS_FRESH`] of one reuses it.
+    members: Arc<Mutex<Option<Members>>>,
     /// One call at a time; a new call first asks the one in progress to answer now.
     turn: tokio::sync::Mutex<()>,
     preempted: AtomicU64,
@@ -260,6 +270,7 @@ pub fn start(spec: StartSpec<'_>, id: String, tasks: &Tasks) -> std::io::Result<
         last_output,
         last_reply,
         last_used: Mutex::new(Instant::now()),
+        members: Arc::default(),
         turn: tokio::sync::Mutex::new(()),
         preempted: AtomicU64::new(0),
         preempt: Notify::new(),
@@ -421,7 +432,8 @@ impl Session {
             _ => FIRST_LOOK,
         };
         let call_wrote = wrote.map(|(at, _)| at);
-        let deadline = tokio::time::Instant::now() + wait;
+        let mut deadline = tokio::time::Instant::now() + wait;
+        let mut extended = false;
         let preempted_at = self.preempted.load(Ordering::SeqCst);
         let mut seq = self.output_seq.clone();
         seq.borrow_and_update();
@@ -483,7 +495,14 @@ impl Session {
             }
             let now = tokio::time::Instant::now();
             if now >= deadline {
-                return Settled::Status(Status::Running);
+                // Seen reading but not yet confirmed (a read with no wait): confirm it
+                // rather than call a waiting program busy.
+                if reading_since.is_some() && !extended {
+                    extended = true;
+                    deadline = now + CONFIRM_READING + FIRST_LOOK;
+                } else {
+                    return Settled::Status(Status::Running);
+                }
             }
             let next_look = match last_look {
                 None => now + FIRST_LOOK,
@@ -536,9 +555,24 @@ impl Session {
             None => self.task.running.pid,
         };
         let input = self.input;
-        blocking(move || Ok(probe::probe(group, input)))
-            .await
-            .unwrap_or(Activity::Unknown)
+        let members = self.members.clone();
+        blocking(move || {
+            let fresh = lock(&members)
+                .as_ref()
+                .filter(|(g, _, at)| *g == group && at.elapsed() < MEMBERS_FRESH)
+                .map(|(_, pids, _)| pids.clone());
+            let pids = match fresh {
+                Some(pids) => pids,
+                None => {
+                    let pids = probe::members(group);
+                    *lock(&members) = Some((group, pids.clone(), Instant::now()));
+                    pids
+                }
+            };
+            Ok(probe::probe(&pids, group, input))
+        })
+        .await
+        .unwrap_or(Activity::Unknown)
     }
 
     fn current_status(&self) -> Status {
@@ -552,6 +586,7 @@ impl Session {
     }
 
     fn report(&self, settled: Settled, budget: usize, whole: bool, unwritten: usize) -> Report {
+        self.touch();
         let status = match settled {
             Settled::Status(s) => s,
             Settled::CutShort => self.current_status(),
@@ -596,6 +631,12 @@ impl Session {
         tokio::spawn(async move {
             loop {
                 let Some(s) = session.upgrade() else { return };
+                // A call waiting on the session is use: idle time counts from its end.
+                if s.turn.try_lock().is_err() {
+                    drop(s);
+                    tokio::time::sleep(idle).await;
+                    continue;
+                }
                 let left = idle.saturating_sub(s.idle_for());
                 if left.is_zero() {
                     if !s.exited() {
