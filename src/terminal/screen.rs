@@ -19,116 +19,14 @@
 //! and a tail of at most [`HEAD_KEEP`] and [`TAIL_KEEP`] characters, the rows between
 //! counted as omitted.
 
-use std::collections::VecDeque;
+use super::lines::{Bounded, Item, Owned, Row, cut_chars, render_lines};
+use super::queries::{osc_reply, query_reply};
 use vt100::capture::BasicFormattedCaptureState;
 
 /// Characters of scrolled-off rows kept from the start of what is new.
 pub const HEAD_KEEP: usize = 25_000;
 /// Characters of scrolled-off rows kept from the end of what is new.
 pub const TAIL_KEEP: usize = 100_000;
-
-/// One physical row of the screen, as text.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct Row {
-    pub text: String,
-    /// The row above wrapped into this one: both are one logical line.
-    pub continues: bool,
-}
-
-/// Rows with a bounded memory: the first ones up to `head_cap` characters, the last ones
-/// up to `tail_cap`, and a count of those dropped between.
-#[derive(Debug, Clone)]
-struct Bounded {
-    head: Vec<Row>,
-    head_chars: usize,
-    tail: VecDeque<Row>,
-    tail_chars: usize,
-    /// Rows dropped between head and tail.
-    omitted: u64,
-    /// Lines those rows began (a wrapped line's continuation rows begin none).
-    omitted_lines: u64,
-    head_cap: usize,
-    tail_cap: usize,
-}
-
-impl Bounded {
-    fn new(head_cap: usize, tail_cap: usize) -> Self {
-        Bounded {
-            head: Vec::new(),
-            head_chars: 0,
-            tail: VecDeque::new(),
-            tail_chars: 0,
-            omitted: 0,
-            omitted_lines: 0,
-            head_cap,
-            tail_cap,
-        }
-    }
-
-    fn push(&mut self, row: Row) {
-        let len = row.text.len() + 1;
-        if self.omitted == 0 && self.tail.is_empty() && self.head_chars + len <= self.head_cap {
-            self.head_chars += len;
-            self.head.push(row);
-            return;
-        }
-        self.tail_chars += len;
-        self.tail.push_back(row);
-        while self.tail_chars > self.tail_cap {
-            match self.tail.pop_front() {
-                Some(r) => {
-                    self.tail_chars -= r.text.len() + 1;
-                    self.omitted += 1;
-                    self.omitted_lines += u64::from(!r.continues);
-                }
-                None => break,
-            }
-        }
-    }
-
-    /// Rows dropped here: they join the omission (with any tail before them, so there is
-    /// one gap).
-    fn push_gap(&mut self, lines: u64) {
-        self.omitted += lines + self.tail.len() as u64;
-        self.omitted_lines += lines + self.tail.iter().filter(|r| !r.continues).count() as u64;
-        self.tail.clear();
-        self.tail_chars = 0;
-    }
-
-    fn len(&self) -> u64 {
-        self.head.len() as u64 + self.omitted + self.tail.len() as u64
-    }
-
-    fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    /// The rows in order, a gap standing for the omitted ones (once), counted in lines.
-    fn items(&self) -> impl Iterator<Item = Item<'_>> {
-        let gap = (self.omitted > 0).then_some(Item::Gap(self.omitted_lines.max(1)));
-        self.head
-            .iter()
-            .map(Item::Row)
-            .chain(gap)
-            .chain(self.tail.iter().map(Item::Row))
-    }
-
-    fn clear(&mut self) {
-        self.head.clear();
-        self.tail.clear();
-        self.head_chars = 0;
-        self.tail_chars = 0;
-        self.omitted = 0;
-        self.omitted_lines = 0;
-    }
-}
-
-#[derive(Debug, Clone, Copy)]
-enum Item<'a> {
-    Row(&'a Row),
-    /// Rows were dropped here, beginning this many lines.
-    Gap(u64),
-}
 
 /// The emulator's callbacks: rows of the main screen that scroll off its top, and the
 /// answers a terminal owes to the program's queries.
@@ -184,49 +82,6 @@ impl vt100::Callbacks for Scrolled {
         {
             self.replies.extend(reply);
         }
-    }
-}
-
-/// What an xterm-like terminal answers to a query (CSI … `n`, CSI … `c`, XTVERSION),
-/// given the cursor (0-based); `None` for anything that is not a query.
-pub fn query_reply(
-    private: Option<u8>,
-    params: &[&[u16]],
-    action: char,
-    cursor: (u16, u16),
-) -> Option<Vec<u8>> {
-    let first = params.first().and_then(|p| p.first()).copied().unwrap_or(0);
-    let (row, col) = (cursor.0 + 1, cursor.1 + 1);
-    let reply = match (private, action, first) {
-        // DSR: status, cursor position (DECXCPR with `?`).
-        (None, 'n', 5) => "\x1b[0n".to_string(),
-        (None, 'n', 6) => format!("\x1b[{row};{col}R"),
-        (Some(b'?'), 'n', 6) => format!("\x1b[?{row};{col}R"),
-        // DA1: a VT220 with ANSI colour; DA2: a VT220, not an xterm (an xterm version
-        // invites more queries).
-        (None, 'c', 0) => "\x1b[?62;22c".to_string(),
-        (Some(b'>'), 'c', 0) => "\x1b[>1;10;0c".to_string(),
-        // XTVERSION.
-        (Some(b'>'), 'q', 0) => "\x1bP>|boris\x1b\\".to_string(),
-        _ => return None,
-    };
-    Some(reply.into_bytes())
-}
-
-/// The answer to an OSC colour query (10: foreground, 11: background, 12: cursor):
-/// light grey on black.
-pub fn osc_reply(params: &[&[u8]]) -> Option<Vec<u8>> {
-    match params {
-        [which @ (b"10" | b"11" | b"12"), b"?"] => {
-            let colour = if *which == b"11" {
-                "0000/0000/0000"
-            } else {
-                "c0c0/c0c0/c0c0"
-            };
-            let which = std::str::from_utf8(which).ok()?;
-            Some(format!("\x1b]{which};rgb:{colour}\x1b\\").into_bytes())
-        }
-        _ => None,
     }
 }
 
@@ -542,107 +397,6 @@ impl Screen {
     pub fn has_news(&self) -> bool {
         !self.carried.is_empty() || !self.parser.callbacks().rows.is_empty()
     }
-}
-
-/// A row or a run of omitted rows (counted in lines), owned.
-#[derive(Debug, Clone)]
-enum Owned {
-    Row(Row),
-    Gap(u64),
-}
-
-/// Joins rows into logical lines within `budget` characters. Everything between the
-/// first and the last gap (and whatever does not fit) becomes one omission, placed at a
-/// line start: its line count, and its byte offset in the text.
-fn render_lines(rows: &[Owned], budget: usize) -> (String, u64, usize) {
-    let first_gap = rows.iter().position(|r| matches!(r, Owned::Gap(_)));
-    let last_gap = rows.iter().rposition(|r| matches!(r, Owned::Gap(_)));
-    let (head, middle, tail): (&[Owned], &[Owned], &[Owned]) = match (first_gap, last_gap) {
-        (Some(a), Some(b)) => (&rows[..a], &rows[a..=b], &rows[b + 1..]),
-        _ => (rows, &[], &[]),
-    };
-    let mut omitted: u64 = middle
-        .iter()
-        .map(|r| match r {
-            Owned::Gap(n) => *n,
-            Owned::Row(r) => u64::from(!r.continues),
-        })
-        .sum();
-    let row_len = |r: &Owned| match r {
-        Owned::Row(r) => r.text.len() + 1,
-        Owned::Gap(_) => 0,
-    };
-    let all: Vec<&Owned> = head.iter().chain(tail).collect();
-    let total: usize = all.iter().map(|r| row_len(r)).sum();
-    if total <= budget {
-        return join_with_gap(&all, head.len(), omitted);
-    }
-    // A quarter for the start, the rest for the end (what a terminal shows last matters
-    // most), whole rows only, never reaching across the omission already there.
-    let head_limit = if omitted > 0 { head.len() } else { all.len() };
-    let (mut used, mut h) = (0, 0);
-    while h < head_limit && used + row_len(all[h]) <= budget / 4 {
-        used += row_len(all[h]);
-        h += 1;
-    }
-    let tail_limit = if omitted > 0 {
-        tail.len()
-    } else {
-        all.len() - h
-    };
-    let mut t = 0;
-    while t < tail_limit.min(all.len() - h) && used + row_len(all[all.len() - 1 - t]) <= budget {
-        used += row_len(all[all.len() - 1 - t]);
-        t += 1;
-    }
-    omitted += all[h..all.len() - t]
-        .iter()
-        .filter(|r| matches!(r, Owned::Row(r) if !r.continues))
-        .count() as u64;
-    let kept: Vec<&Owned> = all[..h]
-        .iter()
-        .chain(&all[all.len() - t..])
-        .copied()
-        .collect();
-    join_with_gap(&kept, h, omitted)
-}
-
-/// Joins `rows` (logical lines: a continuing row is appended to the one before), the
-/// omission falling before row `gap_at`.
-fn join_with_gap(rows: &[&Owned], gap_at: usize, omitted: u64) -> (String, u64, usize) {
-    let mut text = String::new();
-    let mut at = 0;
-    for (i, row) in rows.iter().enumerate() {
-        let Owned::Row(row) = row else { continue };
-        if i == gap_at && omitted > 0 {
-            if !text.is_empty() && !text.ends_with('\n') {
-                text.push('\n');
-            }
-            at = text.len();
-        } else if i > 0 && !row.continues {
-            text.push('\n');
-        }
-        text.push_str(&row.text);
-    }
-    if omitted > 0 && gap_at >= rows.len() {
-        if !text.is_empty() && !text.ends_with('\n') {
-            text.push('\n');
-        }
-        at = text.len();
-    }
-    (text, omitted, at)
-}
-
-/// The first `max` bytes of `text`, at a character boundary.
-fn cut_chars(text: &str, max: usize) -> String {
-    if text.len() <= max {
-        return text.to_string();
-    }
-    let mut end = max;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    text[..end].to_string()
 }
 
 /// Columns `text` takes on a terminal.

@@ -2,11 +2,11 @@
 //! what each call reports.
 
 use super::keys::{self, Input, PipeAction};
-use super::probe::{self, Activity};
+use super::probe;
 use super::screen::{Screen, Update};
+use super::wait::Settled;
 use crate::exec::tasks::{Kind, Task, Tasks};
 use crate::exec::{self, Exit, Io, Limits, OutputHook, Running, Spawn};
-use std::collections::HashMap;
 use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -14,38 +14,6 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 use tokio::sync::{Notify, watch};
 use tokio_util::sync::CancellationToken;
-
-/// How long a program must have been silent, with a prompt-like last line, to count as
-/// waiting for input when the kernel cannot tell (`poll`/`epoll` over several
-/// descriptors, or no /proc).
-pub const PROMPT_QUIET: Duration = Duration::from_millis(250);
-
-/// After output, the first look at the kernel's view comes this soon, then ever less
-/// often, up to [`MAX_LOOK_INTERVAL`]: an answer follows the program's last output by a
-/// few milliseconds without /proc being read a thousand times a second.
-const FIRST_LOOK: Duration = Duration::from_millis(1);
-const MAX_LOOK_INTERVAL: Duration = Duration::from_millis(50);
-
-/// How long after a write without output the kernel's view is trusted again (see
-/// `Session::settle`).
-const WRITE_SETTLE: Duration = Duration::from_millis(30);
-
-/// After input holding a lone Escape, how long a program must be silent before it
-/// counts as waiting: vim, readline and other key-sequence parsers hold an Esc (and what
-/// follows it) until their escape timeout (vim's `ttimeoutlen`, 100 ms in its
-/// defaults). Where /proc shows that wait's timeout the probe sees it anyway; this
-/// covers systems where it does not.
-const ESCAPE_QUIET: Duration = Duration::from_millis(300);
-
-/// A program found blocked reading its input is looked at again this much later, with
-/// no output in between, before the answer says it waits: what it wrote just before
-/// reading may still be on its way through the terminal (the kernel moves it to the
-/// master side on a work queue), where nothing counts it.
-const CONFIRM_READING: Duration = Duration::from_millis(3);
-
-/// How long a listing of the foreground group's processes is reused (a process that
-/// joins the group meanwhile is seen at the next listing; one that leaves is skipped).
-const MEMBERS_FRESH: Duration = Duration::from_millis(100);
 
 /// The longest a write may wait for a program to take its input.
 const MAX_WRITE_WAIT: Duration = Duration::from_secs(5);
@@ -114,7 +82,7 @@ pub enum Status {
 }
 
 /// A listing of a process group: the group, its processes, when it was made.
-type Members = (i32, Vec<i32>, Instant);
+pub(super) type Members = (i32, Vec<i32>, Instant);
 
 /// A call's answer, for the tool layer to word.
 #[derive(Debug, Clone)]
@@ -139,29 +107,29 @@ pub struct Session {
     pub task: Arc<Task>,
     pub tty: bool,
     /// The terminal's master (to write to and resize); `None` for pipes.
-    master: Option<pty_process::blocking::Pty>,
-    input: probe::Input,
-    screen: Arc<Mutex<Screen>>,
-    output_seq: watch::Receiver<u64>,
-    last_output: Arc<Mutex<Instant>>,
+    pub(super) master: Option<pty_process::blocking::Pty>,
+    pub(super) input: probe::Input,
+    pub(super) screen: Arc<Mutex<Screen>>,
+    pub(super) output_seq: watch::Receiver<u64>,
+    pub(super) last_output: Arc<Mutex<Instant>>,
     /// When the terminal last answered one of the program's queries: like input, the
     /// program owes a reaction to it.
-    last_reply: Arc<Mutex<Option<Instant>>>,
+    pub(super) last_reply: Arc<Mutex<Option<Instant>>>,
     last_used: Mutex<Instant>,
     /// The foreground group's processes as last listed, and when: a listing scans all of
     /// /proc, so a look within [`MEMBERS_FRESH`] of one reuses it.
-    members: Arc<Mutex<Option<Members>>>,
+    pub(super) members: Arc<Mutex<Option<Members>>>,
     /// One call at a time; a new call first asks the one in progress to answer now.
     turn: tokio::sync::Mutex<()>,
-    preempted: AtomicU64,
-    preempt: Notify,
+    pub(super) preempted: AtomicU64,
+    pub(super) preempt: Notify,
     /// The end was reported in an answer: the session can be forgotten.
     pub end_reported: AtomicBool,
     /// An answer named the raw output file: it stays for the session.
     named_output: AtomicBool,
 }
 
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+pub(super) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
@@ -277,13 +245,6 @@ pub fn start(spec: StartSpec<'_>, id: String, tasks: &Tasks) -> std::io::Result<
         end_reported: AtomicBool::new(false),
         named_output: AtomicBool::new(false),
     }))
-}
-
-/// How a wait ended, before the answer is put together.
-enum Settled {
-    Status(Status),
-    /// Another call on the session, or the call's cancellation, cut it short.
-    CutShort,
 }
 
 impl Session {
@@ -416,166 +377,7 @@ impl Session {
         Ok(unwritten)
     }
 
-    /// Waits up to `wait` for the program to exit or to wait for input. `wrote`: when
-    /// this call sent input. The terminal hands input to the program asynchronously, so
-    /// right after a write a program may still look blocked in the read it is about to
-    /// return from: a verdict then needs output since the write (an echo or an answer
-    /// only comes once the input reached the program) or [`WRITE_SETTLE`] of silence.
-    async fn settle(
-        &self,
-        wait: Duration,
-        wrote: Option<(Instant, bool)>,
-        ct: &CancellationToken,
-    ) -> Settled {
-        let min_quiet = match wrote {
-            Some((_, true)) => ESCAPE_QUIET,
-            _ => FIRST_LOOK,
-        };
-        let call_wrote = wrote.map(|(at, _)| at);
-        let mut deadline = tokio::time::Instant::now() + wait;
-        let mut extended = false;
-        let preempted_at = self.preempted.load(Ordering::SeqCst);
-        let mut seq = self.output_seq.clone();
-        seq.borrow_and_update();
-        let mut look_in = FIRST_LOOK;
-        let mut last_look: Option<std::time::Instant> = None;
-        // When the program was first seen reading, and the output count then.
-        let mut reading_since: Option<(Instant, u64)> = None;
-        loop {
-            // The latest input the program has not visibly reacted to: ours, or the
-            // terminal's answer to one of its queries.
-            let wrote = match (call_wrote, *lock(&self.last_reply)) {
-                (Some(a), Some(b)) => Some(a.max(b)),
-                (a, b) => a.or(b),
-            };
-            if self.exited() {
-                self.task
-                    .running
-                    .output_delivered_within(Duration::from_secs(5))
-                    .await;
-                return Settled::Status(self.current_status());
-            }
-            if self.preempted.load(Ordering::SeqCst) != preempted_at || ct.is_cancelled() {
-                return Settled::CutShort;
-            }
-            let due = last_look.is_none_or(|t| t.elapsed() >= look_in);
-            if due && self.quiet(wrote) >= min_quiet && self.drained() {
-                last_look = Some(Instant::now());
-                look_in = (look_in * 2).min(MAX_LOOK_INTERVAL);
-                let activity = self.activity().await;
-                // Looked at again now: output may have come while /proc was read.
-                let quiet = self.quiet(wrote);
-                let answered = wrote.is_none_or(|w| {
-                    *lock(&self.last_output) > w || w.elapsed() >= WRITE_SETTLE.max(min_quiet)
-                });
-                if answered && quiet >= min_quiet && self.drained() {
-                    match activity {
-                        Activity::Reading => {
-                            let seen = *seq.borrow();
-                            match reading_since {
-                                Some((at, s)) if s == seen && at.elapsed() >= CONFIRM_READING => {
-                                    return Settled::Status(Status::Waiting(Waiting::Reading));
-                                }
-                                Some((_, s)) if s == seen => {}
-                                _ => reading_since = Some((Instant::now(), seen)),
-                            }
-                            look_in = CONFIRM_READING;
-                        }
-                        Activity::Polling | Activity::Unknown
-                            if quiet >= PROMPT_QUIET
-                                && super::prompt::looks_like_prompt(
-                                    &lock(&self.screen).cursor_line(),
-                                ) =>
-                        {
-                            return Settled::Status(Status::Waiting(Waiting::Prompt));
-                        }
-                        _ => reading_since = None,
-                    }
-                }
-            }
-            let now = tokio::time::Instant::now();
-            if now >= deadline {
-                // Seen reading but not yet confirmed (a read with no wait): confirm it
-                // rather than call a waiting program busy.
-                if reading_since.is_some() && !extended {
-                    extended = true;
-                    deadline = now + CONFIRM_READING + FIRST_LOOK;
-                } else {
-                    return Settled::Status(Status::Running);
-                }
-            }
-            let next_look = match last_look {
-                None => now + FIRST_LOOK,
-                Some(t) => tokio::time::Instant::from_std(t + look_in),
-            };
-            let wake = deadline.min(next_look.max(now + Duration::from_micros(200)));
-            let done = self.task.wait_done(Duration::from_secs(3600));
-            tokio::select! {
-                changed = seq.changed() => {
-                    if changed.is_ok() {
-                        look_in = FIRST_LOOK;
-                        last_look = None;
-                    }
-                }
-                _ = done => {}
-                _ = tokio::time::sleep_until(wake) => {}
-                _ = self.preempt.notified() => {}
-                _ = ct.cancelled() => {}
-            }
-        }
-    }
-
-    /// Time since the last output, or since this call's write if that came later.
-    fn quiet(&self, wrote: Option<Instant>) -> Duration {
-        let last = *lock(&self.last_output);
-        let since = wrote.map_or(last, |w| w.max(last));
-        since.elapsed()
-    }
-
-    /// Every byte written so far has reached the emulator.
-    fn drained(&self) -> bool {
-        let unread = match &self.master {
-            Some(master) => exec::unread_bytes(master.as_fd()),
-            None => self.task.running.output_unread(),
-        };
-        unread == 0 && self.task.running.nothing_in_flight()
-    }
-
-    /// What the kernel says of the processes that would read input.
-    async fn activity(&self) -> Activity {
-        let group = match &self.master {
-            Some(master) => {
-                use std::os::fd::AsRawFd;
-                // SAFETY: tcgetpgrp only reads the descriptor's terminal.
-                match unsafe { libc::tcgetpgrp(master.as_fd().as_raw_fd()) } {
-                    pgrp if pgrp > 0 => pgrp,
-                    _ => self.task.running.pid,
-                }
-            }
-            None => self.task.running.pid,
-        };
-        let input = self.input;
-        let members = self.members.clone();
-        blocking(move || {
-            let fresh = lock(&members)
-                .as_ref()
-                .filter(|(g, _, at)| *g == group && at.elapsed() < MEMBERS_FRESH)
-                .map(|(_, pids, _)| pids.clone());
-            let pids = match fresh {
-                Some(pids) => pids,
-                None => {
-                    let pids = probe::members(group);
-                    *lock(&members) = Some((group, pids.clone(), Instant::now()));
-                    pids
-                }
-            };
-            Ok(probe::probe(&pids, group, input))
-        })
-        .await
-        .unwrap_or(Activity::Unknown)
-    }
-
-    fn current_status(&self) -> Status {
+    pub(super) fn current_status(&self) -> Status {
         match self.task.running.exited() {
             Some(Exit { code }) if self.task.is_done() => Status::Exited {
                 code,
@@ -659,50 +461,12 @@ impl Session {
 }
 
 /// Runs blocking work (a write that may wait, /proc reads) off the async thread.
-async fn blocking<T: Send + 'static>(
+pub(super) async fn blocking<T: Send + 'static>(
     f: impl FnOnce() -> std::io::Result<T> + Send + 'static,
 ) -> std::io::Result<T> {
     tokio::task::spawn_blocking(f)
         .await
         .unwrap_or_else(|e| Err(std::io::Error::other(e.to_string())))
-}
-
-/// A workspace's terminal sessions, by id (their processes are in its task registry).
-#[derive(Default)]
-pub struct Sessions {
-    map: Mutex<HashMap<String, Arc<Session>>>,
-}
-
-impl Sessions {
-    pub fn insert(&self, session: Arc<Session>) {
-        lock(&self.map).insert(session.id.clone(), session);
-    }
-
-    pub fn get(&self, id: &str) -> Option<Arc<Session>> {
-        lock(&self.map).get(id).cloned()
-    }
-
-    pub fn remove(&self, id: &str) -> Option<Arc<Session>> {
-        lock(&self.map).remove(id)
-    }
-
-    /// The ids, sorted by number (`term_2` before `term_10`).
-    pub fn ids(&self) -> Vec<String> {
-        let mut ids: Vec<String> = lock(&self.map).keys().cloned().collect();
-        ids.sort_by_key(|id| {
-            let n = id.rsplit('_').next().and_then(|n| n.parse::<u64>().ok());
-            (n, id.clone())
-        });
-        ids
-    }
-
-    pub fn len(&self) -> usize {
-        lock(&self.map).len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
 }
 
 #[cfg(test)]

@@ -155,10 +155,16 @@ fn catalogue(config: &Config) -> Vec<Tool> {
             undo::tool(),
         ]
     };
+    // The terminal tools come and go together, beside a shell (see keep_enabled).
+    let terminals = !config.anthropic_compat
+        && config.tool_enabled(ToolName::Bash)
+        && config.tool_enabled(ToolName::TerminalStart);
     match config.bash_profile {
-        BashProfile::Boris => {
-            tools.extend([bash::tool(), tasks::output_tool(), tasks::stop_tool()])
-        }
+        BashProfile::Boris => tools.extend([
+            bash::tool(),
+            tasks::output_tool_with(terminals),
+            tasks::stop_tool(),
+        ]),
         BashProfile::Pipe => tools.push(pipe::tool()),
     }
     if !config.anthropic_compat {

@@ -35,14 +35,26 @@ pub struct TaskStopArgs {
 }
 
 pub fn output_tool() -> Tool {
+    output_tool_with(false)
+}
+
+/// task_output, saying that it reads terminal sessions too where the server has them.
+pub fn output_tool_with(terminals: bool) -> Tool {
     define::<TaskOutputArgs>(
         ToolName::TaskOutput,
         "Read a background task's output",
-        "Read the output of a background bash task (run_in_background) or of a terminal \
-         session (term_N: what is new in it). While it runs: \
-         status: running and the output so far. Once finished: status: completed, its \
-         exit_code and output; the task is then forgotten. With block: true, waits for the \
-         task to finish (up to timeout ms, default 30000).",
+        if terminals {
+            "Read the output of a background bash task (run_in_background) or of a terminal \
+             session (term_N: what is new in it). While it runs: \
+             status: running and the output so far. Once finished: status: completed, its \
+             exit_code and output; the task is then forgotten. With block: true, waits for the \
+             task to finish (up to timeout ms, default 30000)."
+        } else {
+            "Read the output of a background bash task (run_in_background). While it runs: \
+             status: running and the output so far. Once finished: status: completed, its \
+             exit_code and output; the task is then forgotten. With block: true, waits for the \
+             task to finish (up to timeout ms, default 30000)."
+        },
         read_only("Read a background task's output"),
     )
 }
