@@ -40,6 +40,58 @@ pub enum Input {
 /// terminal, which in a session is the session's own.
 const DEV_TTY: u64 = 5 << 8;
 
+/// How often each thread of some processes had been switched out, by (pid, tid): a
+/// thread that ran since has a higher count. Taken before Boris writes to a program, it
+/// tells whether the program has run since (the terminal hands input over
+/// asynchronously: until the program has run, it still looks blocked in its read).
+pub type Marks = Vec<(i32, i32, u64)>;
+
+/// The context switches (voluntary and not) in a `/proc/…/status` text.
+pub fn parse_switches(status: &str) -> Option<u64> {
+    let mut total = None;
+    for line in status.lines() {
+        if let Some(rest) = line
+            .strip_prefix("voluntary_ctxt_switches:")
+            .or_else(|| line.strip_prefix("nonvoluntary_ctxt_switches:"))
+        {
+            let n = rest.trim().parse::<u64>().ok()?;
+            total = Some(total.unwrap_or(0) + n);
+        }
+    }
+    total
+}
+
+fn switches(pid: i32, tid: i32) -> Option<u64> {
+    let path = format!("/proc/{pid}/task/{tid}/status");
+    parse_switches(&std::fs::read_to_string(path).ok()?)
+}
+
+/// The marks of every thread of `pids` now.
+pub fn switch_marks(pids: &[i32]) -> Marks {
+    let mut marks = Vec::new();
+    for &pid in pids {
+        let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+            continue;
+        };
+        for task in tasks.flatten() {
+            let Some(tid) = task.file_name().to_str().and_then(|t| t.parse().ok()) else {
+                continue;
+            };
+            if let Some(n) = switches(pid, tid) {
+                marks.push((pid, tid, n));
+            }
+        }
+    }
+    marks
+}
+
+/// Whether any marked thread has run since its mark (or is gone).
+pub fn ran_since(marks: &Marks) -> bool {
+    marks
+        .iter()
+        .any(|&(pid, tid, n)| switches(pid, tid).is_none_or(|now| now != n))
+}
+
 /// The processes of group `pgrp` (a scan of /proc: the costly part of a look).
 pub fn members(pgrp: i32) -> Vec<i32> {
     procfs::group_members(pgrp).map(|(pid, _)| pid).collect()
@@ -261,5 +313,32 @@ mod tests {
             classify(&blocked(libc::SYS_wait4, [0; 6]), yes),
             Activity::Working
         );
+    }
+
+    /// A select on fd 0 alone that times out soon is a program about to act (vim's
+    /// escape timeout); a long or endless one waits for a person.
+    #[test]
+    fn timed_selects() {
+        let call = blocked(libc::SYS_pselect6, [1, 0x10, 0, 0, 0x20, 0]);
+        let after = |ms: u64| move |_| Some(Duration::from_millis(ms));
+        assert_eq!(classify(&call, |_| true, after(100)), Activity::Polling);
+        assert_eq!(classify(&call, |_| true, after(4000)), Activity::Reading);
+        assert_eq!(classify(&call, |_| true, |_| None), Activity::Reading);
+        let endless = blocked(libc::SYS_pselect6, [1, 0x10, 0, 0, 0, 0]);
+        assert_eq!(classify(&endless, |_| true, after(1)), Activity::Reading);
+    }
+
+    #[test]
+    fn switch_counts() {
+        let status = "Name:\tbash\nvoluntary_ctxt_switches:\t12\nnonvoluntary_ctxt_switches:\t3\n";
+        assert_eq!(parse_switches(status), Some(15));
+        assert_eq!(parse_switches("Name:\tx\n"), None);
+        assert_eq!(parse_switches("voluntary_ctxt_switches:\tmany\n"), None);
+        // This thread sleeps between two looks at itself: it was switched out.
+        let me = std::process::id() as i32;
+        let marks = switch_marks(&[me]);
+        assert!(!marks.is_empty());
+        std::thread::sleep(Duration::from_millis(5));
+        assert!(ran_since(&marks));
     }
 }

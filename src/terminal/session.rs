@@ -4,7 +4,7 @@
 use super::keys::{self, Input, PipeAction};
 use super::probe;
 use super::screen::{Screen, Update};
-use super::wait::Settled;
+use super::wait::{Sent, Settled};
 use crate::exec::tasks::{Kind, Task, Tasks};
 use crate::exec::{self, Exit, Io, Limits, OutputHook, Running, Spawn};
 use std::os::fd::AsFd;
@@ -114,7 +114,7 @@ pub struct Session {
     pub(super) last_output: Arc<Mutex<Instant>>,
     /// When the terminal last answered one of the program's queries: like input, the
     /// program owes a reaction to it.
-    pub(super) last_reply: Arc<Mutex<Option<Instant>>>,
+    pub(super) last_reply: Arc<Mutex<Option<Sent>>>,
     last_used: Mutex<Instant>,
     /// The foreground group's processes as last listed, and when: a listing scans all of
     /// /proc, so a look within [`MEMBERS_FRESH`] of one reuses it.
@@ -148,7 +148,7 @@ pub fn start(spec: StartSpec<'_>, id: String, tasks: &Tasks) -> std::io::Result<
         Some((pty, _)) => Some(pty.as_fd().try_clone_to_owned()?),
         None => None,
     };
-    let last_reply: Arc<Mutex<Option<Instant>>> = Arc::default();
+    let last_reply: Arc<Mutex<Option<Sent>>> = Arc::default();
     let hook: OutputHook = {
         let (screen, last_output, last_reply) =
             (screen.clone(), last_output.clone(), last_reply.clone());
@@ -161,9 +161,22 @@ pub fn start(spec: StartSpec<'_>, id: String, tasks: &Tasks) -> std::io::Result<
             if let Some(fd) = &answer_to
                 && !replies.is_empty()
             {
-                let deadline = Instant::now() + Duration::from_millis(100);
+                // The program waits for the answer: mark its threads first.
+                let group = super::wait::foreground_of(fd.as_fd(), -1);
+                let pids = if group > 0 {
+                    probe::members(group)
+                } else {
+                    Vec::new()
+                };
+                let marks = Some(probe::switch_marks(&pids)).filter(|m| !m.is_empty());
+                let at = Instant::now();
+                let deadline = at + Duration::from_millis(100);
                 let _ = exec::write_until(fd.as_fd(), &replies, deadline);
-                *lock(&last_reply) = Some(Instant::now());
+                *lock(&last_reply) = Some(Sent {
+                    at,
+                    escape: false,
+                    marks,
+                });
             }
             *lock(&last_output) = Instant::now();
             seq_tx.send_modify(|n| *n += 1);
@@ -289,13 +302,17 @@ impl Session {
     ) -> std::io::Result<Report> {
         let _turn = self.take_turn().await;
         let mut unwritten = 0;
-        let mut wrote = None;
+        let mut sent = None;
         if !self.exited() && !input.is_empty() {
-            let escape = keys::holds_lone_escape(input);
-            wrote = Some((Instant::now(), escape));
+            let marks = self.marks().await;
+            sent = Some(Sent {
+                at: Instant::now(),
+                escape: keys::holds_lone_escape(input),
+                marks,
+            });
             unwritten = self.send(input, wait).await?;
         }
-        let status = self.settle(wait, wrote, ct).await;
+        let status = self.settle(wait, sent, ct).await;
         Ok(self.report(status, budget, false, unwritten))
     }
 
@@ -325,11 +342,17 @@ impl Session {
     ) -> Option<std::io::Result<Report>> {
         let master = self.master.as_ref()?;
         let _turn = self.take_turn().await;
+        let marks = self.marks().await;
         lock(&self.screen).resize(rows, cols);
         if let Err(e) = master.resize(pty_process::Size::new(rows, cols)) {
             return Some(Err(std::io::Error::other(e)));
         }
-        let status = self.settle(wait, Some((Instant::now(), false)), ct).await;
+        let sent = Sent {
+            at: Instant::now(),
+            escape: false,
+            marks,
+        };
+        let status = self.settle(wait, Some(sent), ct).await;
         Some(Ok(self.report(status, budget, false, 0)))
     }
 

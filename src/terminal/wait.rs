@@ -21,8 +21,8 @@ pub const PROMPT_QUIET: Duration = Duration::from_millis(250);
 pub(super) const FIRST_LOOK: Duration = Duration::from_millis(1);
 const MAX_LOOK_INTERVAL: Duration = Duration::from_millis(50);
 
-/// How long after a write without output the kernel's view is trusted again (see
-/// `Session::settle`).
+/// Where the program's threads cannot be marked (no /proc), how long after a write
+/// without output the kernel's view is trusted again (see `Session::settle`).
 const WRITE_SETTLE: Duration = Duration::from_millis(30);
 
 /// After input holding a lone Escape, how long a program must be silent before it
@@ -43,6 +43,16 @@ pub(super) const CONFIRM_READING: Duration = Duration::from_millis(3);
 const MEMBERS_FRESH: Duration = Duration::from_millis(100);
 
 /// How a wait ended, before the answer is put together.
+/// Input the program has to take: sent by a call, or the terminal's answer to a query.
+#[derive(Debug, Clone)]
+pub(super) struct Sent {
+    pub(super) at: Instant,
+    /// It holds a lone Escape (see [`ESCAPE_QUIET`]).
+    pub(super) escape: bool,
+    /// The foreground threads' switch counts just before it was written.
+    pub(super) marks: Option<probe::Marks>,
+}
+
 pub(super) enum Settled {
     Status(Status),
     /// Another call on the session, or the call's cancellation, cut it short.
@@ -54,18 +64,19 @@ impl Session {
     /// this call sent input. The terminal hands input to the program asynchronously, so
     /// right after a write a program may still look blocked in the read it is about to
     /// return from: a verdict then needs output since the write (an echo or an answer
-    /// only comes once the input reached the program) or [`WRITE_SETTLE`] of silence.
+    /// only comes once the input reached the program) or the program's threads to have
+    /// run since (their switch counts moved; [`WRITE_SETTLE`] of silence where /proc
+    /// does not say). The same holds for the terminal's answers to the program's queries.
     pub(super) async fn settle(
         &self,
         wait: Duration,
-        wrote: Option<(Instant, bool)>,
+        sent: Option<Sent>,
         ct: &CancellationToken,
     ) -> Settled {
-        let min_quiet = match wrote {
-            Some((_, true)) => ESCAPE_QUIET,
+        let min_quiet = match &sent {
+            Some(Sent { escape: true, .. }) => ESCAPE_QUIET,
             _ => FIRST_LOOK,
         };
-        let call_wrote = wrote.map(|(at, _)| at);
         let mut deadline = tokio::time::Instant::now() + wait;
         let mut extended = false;
         let preempted_at = self.preempted.load(Ordering::SeqCst);
@@ -76,12 +87,14 @@ impl Session {
         // When the program was first seen reading, and the output count then.
         let mut reading_since: Option<(Instant, u64)> = None;
         loop {
-            // The latest input the program has not visibly reacted to: ours, or the
-            // terminal's answer to one of its queries.
-            let wrote = match (call_wrote, *lock(&self.last_reply)) {
-                (Some(a), Some(b)) => Some(a.max(b)),
-                (a, b) => a.or(b),
-            };
+            // The input the program has to react to: ours, and the terminal's latest
+            // answer to one of its queries.
+            let pending: Vec<Sent> = sent
+                .iter()
+                .cloned()
+                .chain(lock(&self.last_reply).clone())
+                .collect();
+            let wrote = pending.iter().map(|s| s.at).max();
             if self.exited() {
                 self.task
                     .running
@@ -96,12 +109,18 @@ impl Session {
             if due && self.quiet(wrote) >= min_quiet && self.drained() {
                 last_look = Some(Instant::now());
                 look_in = (look_in * 2).min(MAX_LOOK_INTERVAL);
-                let activity = self.activity().await;
+                let last_output = *lock(&self.last_output);
+                let unanswered: Vec<Sent> = pending
+                    .into_iter()
+                    .filter(|s| last_output <= s.at)
+                    .collect();
+                let (activity, ran) = self.activity(&unanswered).await;
                 // Looked at again now: output may have come while /proc was read.
                 let quiet = self.quiet(wrote);
-                let answered = wrote.is_none_or(|w| {
-                    *lock(&self.last_output) > w || w.elapsed() >= WRITE_SETTLE.max(min_quiet)
-                });
+                let answered = ran
+                    && unanswered.iter().all(|s| {
+                        s.marks.is_some() || s.at.elapsed() >= WRITE_SETTLE.max(min_quiet)
+                    });
                 if answered && quiet >= min_quiet && self.drained() {
                     match activity {
                         Activity::Reading => {
@@ -175,21 +194,35 @@ impl Session {
         unread == 0 && self.task.running.nothing_in_flight()
     }
 
-    /// What the kernel says of the processes that would read input.
-    async fn activity(&self) -> Activity {
-        let group = match &self.master {
-            Some(master) => {
-                use std::os::fd::AsRawFd;
-                // SAFETY: tcgetpgrp only reads the descriptor's terminal.
-                match unsafe { libc::tcgetpgrp(master.as_fd().as_raw_fd()) } {
-                    pgrp if pgrp > 0 => pgrp,
-                    _ => self.task.running.pid,
-                }
-            }
+    /// The terminal's foreground process group (a pipe session's own group).
+    pub(super) fn foreground(&self) -> i32 {
+        match &self.master {
+            Some(master) => foreground_of(master.as_fd(), self.task.running.pid),
             None => self.task.running.pid,
-        };
+        }
+    }
+
+    /// Marks of the foreground threads now (see [`probe::Marks`]).
+    pub(super) async fn marks(&self) -> Option<probe::Marks> {
+        let group = self.foreground();
+        let members = self.members.clone();
+        blocking(move || {
+            let pids = probe::members(group);
+            *lock(&members) = Some((group, pids.clone(), Instant::now()));
+            Ok(probe::switch_marks(&pids))
+        })
+        .await
+        .ok()
+        .filter(|m| !m.is_empty())
+    }
+
+    /// What the kernel says of the processes that would read input, and whether the
+    /// threads marked before each input in `unanswered` have run since.
+    async fn activity(&self, unanswered: &[Sent]) -> (Activity, bool) {
+        let group = self.foreground();
         let input = self.input;
         let members = self.members.clone();
+        let marks: Vec<probe::Marks> = unanswered.iter().filter_map(|s| s.marks.clone()).collect();
         blocking(move || {
             let fresh = lock(&members)
                 .as_ref()
@@ -203,9 +236,21 @@ impl Session {
                     pids
                 }
             };
-            Ok(probe::probe(&pids, group, input))
+            let ran = marks.iter().all(probe::ran_since);
+            Ok((probe::probe(&pids, group, input), ran))
         })
         .await
-        .unwrap_or(Activity::Unknown)
+        .unwrap_or((Activity::Unknown, false))
+    }
+}
+
+/// The foreground process group of the terminal whose master is `master`, else
+/// `fallback`.
+pub(super) fn foreground_of(master: std::os::fd::BorrowedFd<'_>, fallback: i32) -> i32 {
+    use std::os::fd::AsRawFd;
+    // SAFETY: tcgetpgrp only reads the descriptor's terminal.
+    match unsafe { libc::tcgetpgrp(master.as_raw_fd()) } {
+        pgrp if pgrp > 0 => pgrp,
+        _ => fallback,
     }
 }
