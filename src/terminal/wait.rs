@@ -188,7 +188,21 @@ impl Session {
     /// Every byte written so far has reached the emulator.
     fn drained(&self) -> bool {
         let unread = match &self.master {
-            Some(master) => exec::unread_bytes(master.as_fd()),
+            Some(master) => {
+                // What the program wrote waits in the terminal's buffer until a kernel
+                // worker moves it to the master's side, where FIONREAD counts it; a
+                // poll of the master moves it at once (n_tty flushes on poll).
+                use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+                let mut fds = [PollFd::new(master.as_fd(), PollFlags::POLLIN)];
+                let readable = poll(&mut fds, PollTimeout::ZERO).is_ok_and(|n| n > 0)
+                    && fds[0]
+                        .revents()
+                        .is_some_and(|r| r.contains(PollFlags::POLLIN));
+                if readable {
+                    return false;
+                }
+                exec::unread_bytes(master.as_fd())
+            }
             None => self.task.running.output_unread(),
         };
         unread == 0 && self.task.running.nothing_in_flight()

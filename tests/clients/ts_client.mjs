@@ -11,7 +11,8 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 
 const [kind, target, workdir] = process.argv.slice(2);
 const label = `ts-sdk ${kind}:`;
-const EXPECTED = ["bash", "create_file", "glob", "grep", "multi_edit", "str_replace", "task_output", "task_stop", "undo_edit", "view"];
+const EXPECTED = ["bash", "create_file", "glob", "grep", "multi_edit", "str_replace", "task_output", "task_stop",
+  "terminal_read", "terminal_resize", "terminal_start", "terminal_stop", "terminal_write", "undo_edit", "view"];
 const CALL_TIMEOUT = 20000; // ms per request: a hung server fails the check, not the run
 let failures = 0;
 
