@@ -36,7 +36,7 @@ const ESCAPE_QUIET: Duration = Duration::from_millis(300);
 /// no output in between, before the answer says it waits: what it wrote just before
 /// reading may still be on its way through the terminal (the kernel moves it to the
 /// master side on a work queue), where nothing counts it.
-pub(super) const CONFIRM_READING: Duration = Duration::from_millis(3);
+pub(super) const CONFIRM_READING: Duration = Duration::from_millis(1);
 
 /// How long a listing of the foreground group's processes is reused (a process that
 /// joins the group meanwhile is seen at the next listing; one that leaves is skipped).
