@@ -231,6 +231,21 @@ pub struct Cli {
     #[arg(long, env = "BORIS_BACKGROUND_TASK_TIMEOUT", default_value_t = 0)]
     pub background_task_timeout: u64,
 
+    /// Terminal sessions (terminal_start) a session may have at once, running or ended
+    /// and not yet read.
+    #[arg(long, env = "BORIS_TERMINAL_MAX_SESSIONS", value_name = "N", default_value_t = 8, value_parser = clap::value_parser!(u64).range(1..=64))]
+    pub terminal_max_sessions: u64,
+
+    /// Seconds without a call after which a terminal session is stopped and forgotten
+    /// (0 = never).
+    #[arg(
+        long,
+        env = "BORIS_TERMINAL_IDLE_TIMEOUT",
+        value_name = "SECONDS",
+        default_value_t = 1800
+    )]
+    pub terminal_idle_timeout: u64,
+
     /// Require a view of a file before it is edited or overwritten.
     #[arg(
         long,
@@ -381,6 +396,10 @@ pub struct Config {
     /// `--env` entries, in order.
     pub env: Vec<(String, String)>,
     pub background_task_timeout: Option<Duration>,
+    /// `--terminal-max-sessions`.
+    pub terminal_max_sessions: usize,
+    /// `--terminal-idle-timeout`, when on.
+    pub terminal_idle_timeout: Option<Duration>,
     /// `--hand-off-after`, when on.
     pub hand_off_after: Option<Duration>,
     /// `--task-after`: how long a task-eligible call of a tasks client runs before it
@@ -663,6 +682,9 @@ impl Cli {
             task_after: self.task_after.0,
             background_task_timeout: (self.background_task_timeout > 0)
                 .then(|| Duration::from_secs(self.background_task_timeout)),
+            terminal_max_sessions: self.terminal_max_sessions as usize,
+            terminal_idle_timeout: (self.terminal_idle_timeout > 0)
+                .then(|| Duration::from_secs(self.terminal_idle_timeout)),
             require_view_before_edit: self.require_view_before_edit,
             bash_profile: self.bash_profile,
             session_idle_timeout: Duration::from_secs(self.session_idle_timeout),

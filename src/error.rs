@@ -32,6 +32,10 @@ pub enum ErrorCode {
     SandboxFailed,
     BashTaskLimit,
     BashTaskNotFound,
+    /// No terminal session by that id (issue 19 §1).
+    TerminalNotFound,
+    /// `--terminal-max-sessions` sessions are open.
+    TerminalLimit,
     /// A file read or edited as a Jupyter notebook is not one (claude-code profile).
     NotebookInvalid,
     /// `NotebookEdit` names a cell the notebook does not have.
@@ -68,6 +72,8 @@ impl ErrorCode {
             ErrorCode::SandboxFailed => "SANDBOX_FAILED",
             ErrorCode::BashTaskLimit => "BASH_TASK_LIMIT",
             ErrorCode::BashTaskNotFound => "BASH_TASK_NOT_FOUND",
+            ErrorCode::TerminalNotFound => "TERMINAL_NOT_FOUND",
+            ErrorCode::TerminalLimit => "TERMINAL_LIMIT",
             ErrorCode::NotebookInvalid => "NOTEBOOK_INVALID",
             ErrorCode::NotebookCellNotFound => "NOTEBOOK_CELL_NOT_FOUND",
             ErrorCode::LspUnavailable => "LSP_UNAVAILABLE",

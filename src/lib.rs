@@ -19,6 +19,7 @@ pub mod scope;
 pub mod search;
 pub mod server;
 pub mod spec;
+pub mod terminal;
 pub mod text;
 pub mod tool_name;
 pub mod tools;

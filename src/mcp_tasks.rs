@@ -131,7 +131,8 @@ fn finished(
 /// The task's `statusMessage`: what it runs, on one short line.
 pub fn status_message(tool: &str, args: &JsonObject) -> String {
     let what = match tool {
-        "bash" => args.get("command"),
+        "bash" | "terminal_start" => args.get("command"),
+        "terminal_write" | "terminal_read" => args.get("session_id"),
         _ => args.get("pattern"),
     }
     .and_then(|v| v.as_str())

@@ -72,6 +72,13 @@ tools! {
     StrReplaceEditor = "str_replace_editor", Boris, None, Never;
     Grep = "grep", Boris, None, Always;
     Glob = "glob", Boris, None, Never;
+    /// Terminal sessions (issue 19 §1; default profile). A call waits up to its yield
+    /// time, so it may become a task as a command may.
+    TerminalStart = "terminal_start", Boris, None, Always;
+    TerminalWrite = "terminal_write", Boris, None, Always;
+    TerminalRead = "terminal_read", Boris, None, Always;
+    TerminalResize = "terminal_resize", Boris, None, Never;
+    TerminalStop = "terminal_stop", Boris, None, Never;
     /// Code intelligence from language servers (issue 20).
     Diagnostics = "diagnostics", Boris, None, Never;
     Definition = "definition", Boris, None, Never;
@@ -176,6 +183,15 @@ impl ToolName {
 
     pub fn task_support(self) -> TaskSupport {
         self.row().tasks
+    }
+
+    /// The terminal session tools: registered together, beside a shell.
+    pub fn is_terminal_tool(self) -> bool {
+        use ToolName::*;
+        matches!(
+            self,
+            TerminalStart | TerminalWrite | TerminalRead | TerminalResize | TerminalStop
+        )
     }
 
     /// The task tools make sense only beside a shell.

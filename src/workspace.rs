@@ -22,6 +22,8 @@ pub struct Workspace {
     pub tasks: Tasks,
     /// Auto-backgrounded commands, by pid (pipe profile).
     pub pipe_procs: Tasks,
+    /// Terminal sessions (issue 19 §1), by id; their processes are in `tasks`.
+    pub terminals: crate::terminal::Sessions,
     /// MCP tasks (the tasks extension) this session created: `tasks/get` and
     /// `tasks/cancel` see only these.
     pub mcp_tasks: rmcp::task_manager::TaskManager,
@@ -97,6 +99,7 @@ impl Workspace {
             nonce: crate::text::sentinel::new_nonce(),
             tasks: Tasks::default(),
             pipe_procs: Tasks::default(),
+            terminals: Default::default(),
             mcp_tasks: Default::default(),
             offered: Mutex::default(),
             history: Mutex::default(),

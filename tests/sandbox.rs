@@ -106,7 +106,7 @@ const WORKFLOWS: &[Workflow] = &[
         needs: &["python3", "curl"],
         steps: &[
             "&mkdir site && echo hello > site/index.html && cd site && exec python3 -u -m http.server 0 --bind 127.0.0.1 > ../server.log 2>&1",
-            "for i in $(seq 100); do grep -q 'port' server.log && break; sleep 0.1; done; port=$(grep -o 'port [0-9]*' server.log | grep -o '[0-9]*'); curl -s http://127.0.0.1:$port/index.html",
+            "for i in $(seq 100); do grep -qs 'port' server.log && break; sleep 0.1; done; port=$(grep -o 'port [0-9]*' server.log | grep -o '[0-9]*'); curl -s http://127.0.0.1:$port/index.html",
             "pkill -f 'http[.]server 0' && sleep 0.2; pgrep -f 'http[.]server 0' || echo stopped",
         ],
     },

@@ -6,7 +6,12 @@
 
 pub mod capture;
 pub mod exit;
+pub mod procfs;
 pub mod tasks;
+mod wiring;
+
+use wiring::{Wiring, jailed_env, shell_argv};
+pub use wiring::{set_nonblocking, unread_bytes, write_until};
 
 pub use exit::Exit;
 
@@ -16,11 +21,11 @@ use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 use std::collections::HashSet;
 use std::io::Read;
-use std::os::fd::AsFd;
+use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 use tokio::sync::watch;
@@ -117,7 +122,11 @@ pub fn detect_shell() -> PathBuf {
 /// What to run.
 pub struct Spawn<'a> {
     pub shell: &'a Path,
+    /// What `shell -c` runs; empty: the shell itself (interactive on a terminal, reading
+    /// its commands from stdin on pipes).
     pub script: &'a str,
+    /// `-l`: a login shell (reads the profile files first).
+    pub login: bool,
     pub cwd: &'a Path,
     pub stdout: Limits,
     pub stderr: Limits,
@@ -128,25 +137,42 @@ pub struct Spawn<'a> {
     /// The session's sandbox, which starts the shell confined (issue 18); `None`: the
     /// shell is Boris's own child, unconfined.
     pub jail: Option<&'a crate::sandbox::client::Jail>,
-    /// How its stdin and stdout are connected.
+    /// How the shell's stdin, stdout and stderr are wired.
     pub io: Io,
 }
 
-/// How a spawned process's stdin and stdout are connected.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Called with every chunk of an interactive session's output, on its reader thread.
+pub type OutputHook = Arc<dyn Fn(&[u8]) + Send + Sync>;
+
+/// How a command's standard streams are wired.
 pub enum Io {
-    /// stdin from `/dev/null`, stdout captured like stderr (commands).
+    /// stdin `/dev/null`; stdout and stderr each into its capture (the command tools).
     Captured,
-    /// stdin and stdout are pipes its caller talks through ([`Running::take_pipes`]);
-    /// stderr is still captured, bounded (language servers, issue 20).
+    /// A terminal session (issue 19 §1): stdin, stdout and stderr are the pseudo-terminal's
+    /// slave end, and the shell leads a session of its own with it as its controlling
+    /// terminal (`setsid` + `TIOCSCTTY`), so job control, Ctrl-C and full-screen programs
+    /// work. Its output, read from `master` (the caller keeps another descriptor of the
+    /// master to write to and resize), goes into the stdout capture and to `on_output`.
+    Terminal {
+        slave: OwnedFd,
+        master: OwnedFd,
+        on_output: OutputHook,
+    },
+    /// An interactive session on pipes: stdin a pipe Boris writes ([`Running::write_input`]),
+    /// stdout and stderr one pipe, in the order written (as a terminal shows them), into
+    /// the stdout capture and to `on_output`.
+    Pipes { on_output: OutputHook },
+    /// stdin and stdout are pipes its caller talks a protocol through
+    /// ([`Running::take_pipes`]); stderr is still captured, bounded (language servers,
+    /// issue 20).
     Piped,
 }
 
 /// The caller's ends of an [`Io::Piped`] process's stdin and stdout.
 #[derive(Debug)]
 pub struct Pipes {
-    pub stdin: std::os::fd::OwnedFd,
-    pub stdout: std::os::fd::OwnedFd,
+    pub stdin: OwnedFd,
+    pub stdout: OwnedFd,
 }
 
 /// The environment every command gets, so that programs which would wait for a person
@@ -210,6 +236,17 @@ pub struct Running {
     pub activity: Arc<AtomicU64>,
     /// This shell's [`TAG_VAR`] value.
     tag: String,
+    /// Reads taken off a pipe and not yet delivered to their capture and hook: with the
+    /// kernel's buffer empty too, everything written so far has been seen.
+    in_flight: Arc<AtomicUsize>,
+    /// The shell leads a session of its own (a terminal): signals go to every process
+    /// group of the session, since an interactive shell puts each job in its own.
+    own_session: bool,
+    /// The write end of stdin ([`Io::Pipes`]); `None` once closed or for other modes.
+    stdin: Mutex<Option<std::fs::File>>,
+    /// Another descriptor of the output pipe's read end ([`Io::Pipes`]), to ask the
+    /// kernel how much is still unread.
+    output: Option<OwnedFd>,
     /// An [`Io::Piped`] process's stdin and stdout, until taken.
     pipes: Mutex<Option<Pipes>>,
 }
@@ -219,7 +256,7 @@ pub fn lock(c: &Mutex<Capture>) -> MutexGuard<'_, Capture> {
 }
 
 impl Running {
-    pub fn spawn(spec: Spawn<'_>) -> std::io::Result<Running> {
+    pub fn spawn(mut spec: Spawn<'_>) -> std::io::Result<Running> {
         static NEXT_TAG: AtomicU64 = AtomicU64::new(0);
         let tag = format!(
             "{}-{}",
@@ -238,67 +275,56 @@ impl Running {
         } else {
             None
         };
+        let argv = shell_argv(&spec, script_file.as_deref());
+        let own_session = matches!(spec.io, Io::Terminal { .. });
+        let mut wiring = Wiring::new(std::mem::replace(&mut spec.io, Io::Captured))?;
         let (exit_tx, exit_rx) = watch::channel(None);
-        // For a piped process: its stdin's read end and stdout's write end go to it, the
-        // other ends stay here.
-        let piped = match spec.io {
-            Io::Captured => None,
-            Io::Piped => {
-                let (in_r, in_w) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)?;
-                let (out_r, out_w) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)?;
-                Some((
-                    (in_r, out_w),
-                    Pipes {
-                        stdin: in_w,
-                        stdout: out_r,
-                    },
-                ))
+        let (pid, waiter): (i32, Option<std::process::Child>) = match spec.jail {
+            Some(jail) => {
+                let stdio = wiring.child_stdio()?;
+                let env = jailed_env(jail, &spec, &tag);
+                let pid = jail.spawn(argv, spec.cwd, env, stdio, own_session, exit_tx.clone())?;
+                (pid, None)
+            }
+            None => {
+                let mut cmd = Command::new(&argv[0]);
+                cmd.args(&argv[1..])
+                    .current_dir(spec.cwd)
+                    .envs(spec.env.iter().map(|(k, v)| (k, v)))
+                    // The bearer token is Boris's secret, not the command's.
+                    .env_remove("BORIS_TOKEN")
+                    .env(TAG_VAR, &tag);
+                let [stdin, stdout, stderr] = wiring.child_stdio()?;
+                cmd.stdin(Stdio::from(stdin))
+                    .stdout(Stdio::from(stdout))
+                    .stderr(Stdio::from(stderr));
+                let child = if own_session {
+                    // pty-process makes the child a session leader with the terminal as
+                    // its controlling terminal before exec.
+                    let slave = wiring.slave_for_session()?;
+                    // SAFETY: `slave` is the slave end of the pseudo-terminal the caller
+                    // opened (`Io::Terminal`).
+                    let pts = unsafe { pty_process::blocking::Pts::from_fd(slave) };
+                    pty_process::blocking::Command::from(cmd)
+                        .spawn(pts)
+                        .map_err(|e| std::io::Error::other(e.to_string()))?
+                } else {
+                    cmd.process_group(0);
+                    cmd.spawn()?
+                };
+                (child.id() as i32, Some(child))
             }
         };
-        let (child_ends, ours) = match piped {
-            Some((theirs, ours)) => (Some(theirs), Some(ours)),
-            None => (None, None),
-        };
-        let (pid, pipes, waiter): (i32, [Option<Pipe>; 2], Option<std::process::Child>) =
-            match spec.jail {
-                Some(jail) => {
-                    let (pid, pipes) = spawn_jailed(
-                        jail,
-                        &spec,
-                        script_file.as_deref(),
-                        &tag,
-                        exit_tx.clone(),
-                        child_ends,
-                    )?;
-                    (pid, pipes, None)
-                }
-                None => {
-                    let mut cmd = Command::new(spec.shell);
-                    match &script_file {
-                        Some(path) => cmd.arg("-c").arg(r#". "$0""#).arg(path.as_os_str()),
-                        None => cmd.arg("-c").arg(spec.script),
-                    };
-                    match child_ends {
-                        Some((stdin, stdout)) => {
-                            cmd.stdin(Stdio::from(stdin)).stdout(Stdio::from(stdout))
-                        }
-                        None => cmd.stdin(Stdio::null()).stdout(Stdio::piped()),
-                    };
-                    cmd.current_dir(spec.cwd)
-                        .envs(spec.env.iter().map(|(k, v)| (k, v)))
-                        .stderr(Stdio::piped())
-                        // The bearer token is Boris's secret, not the command's.
-                        .env_remove("BORIS_TOKEN")
-                        .env(TAG_VAR, &tag)
-                        .process_group(0);
-                    let mut child = cmd.spawn()?;
-                    let pipes = [
-                        child.stdout.take().map(|p| Box::new(p) as Pipe),
-                        child.stderr.take().map(|p| Box::new(p) as Pipe),
-                    ];
-                    (child.id() as i32, pipes, Some(child))
-                }
-            };
+        // Our copies of the child's ends go, so that the readers see the end of the
+        // output once the child's side is closed.
+        let Wiring {
+            readers,
+            stdin,
+            output,
+            on_output,
+            protocol,
+            ..
+        } = wiring.into_parent();
         // Removed once the shell has exited (the waiter below owns it).
         let script_file = script_file;
         live_groups().get_or_insert_with(HashSet::new).insert(pid);
@@ -307,25 +333,25 @@ impl Running {
         let stderr = Arc::new(Mutex::new(Capture::new(spec.stderr)));
         let stop_readers = Arc::new(AtomicBool::new(false));
         let activity = Arc::new(AtomicU64::new(0));
-        let streams = pipes.iter().filter(|p| p.is_some()).count();
-        let (open_tx, open_rx) = watch::channel(streams);
+        let in_flight = Arc::new(AtomicUsize::new(0));
+        let (open_tx, open_rx) = watch::channel(2usize);
         let open_tx = Arc::new(open_tx);
 
-        let [out_pipe, err_pipe] = pipes;
+        let [out_pipe, err_pipe] = readers;
         for (pipe, capture) in [(out_pipe, &stdout), (err_pipe, &stderr)] {
-            let Some(pipe) = pipe else {
-                continue;
+            let sink = Sink {
+                capture: capture.clone(),
+                hook: on_output.clone(),
+                activity: activity.clone(),
+                in_flight: in_flight.clone(),
             };
-            let (capture, stop, activity, open_tx) = (
-                capture.clone(),
-                stop_readers.clone(),
-                activity.clone(),
-                open_tx.clone(),
-            );
+            let (stop, open_tx) = (stop_readers.clone(), open_tx.clone());
             std::thread::Builder::new()
                 .name("boris-reader".into())
                 .spawn(move || {
-                    pump(pipe, &capture, &stop, &activity);
+                    if let Some(pipe) = pipe {
+                        pump(pipe, &sink, &stop);
+                    }
                     open_tx.send_modify(|n| *n = n.saturating_sub(1));
                 })?;
         }
@@ -378,7 +404,11 @@ impl Running {
             stop_readers,
             activity,
             tag,
-            pipes: Mutex::new(ours),
+            in_flight,
+            own_session,
+            stdin: Mutex::new(stdin),
+            output,
+            pipes: Mutex::new(protocol),
         })
     }
 
@@ -405,18 +435,31 @@ impl Running {
         }
     }
 
+    /// Signals the shell's process group — for a terminal session, every process group
+    /// of its session (an interactive shell puts each job in a group of its own).
     pub fn signal_group(&self, signal: Signal) -> bool {
-        killpg(Pid::from_raw(self.pid), signal).is_ok()
+        let sent = killpg(Pid::from_raw(self.pid), signal).is_ok();
+        if self.own_session {
+            procfs::signal_session(self.pid, signal) || sent
+        } else {
+            sent
+        }
     }
 
-    /// Whether any process of the group is still alive.
+    /// Whether any process of the group (of the session, for a terminal) is still alive.
     pub fn group_alive(&self) -> bool {
         killpg(Pid::from_raw(self.pid), None).is_ok()
+            || (self.own_session && procfs::session_alive(self.pid))
     }
 
     /// SIGTERM to the group, up to `grace` for the shell to exit, then SIGKILL to the
-    /// group (seed 000 D4).
+    /// group (seed 000 D4). A terminal session first gets a hangup, as when a terminal
+    /// window closes: an interactive shell ignores SIGTERM but exits on SIGHUP.
     pub async fn terminate(&self, grace: Duration) -> Exit {
+        if self.own_session {
+            self.signal_group(Signal::SIGHUP);
+            self.signal_group(Signal::SIGCONT);
+        }
         self.signal_group(Signal::SIGTERM);
         let exit = match tokio::time::timeout(grace, self.wait()).await {
             Ok(exit) => exit,
@@ -458,67 +501,69 @@ impl Running {
             .await
             .is_ok_and(|r| r.is_ok())
     }
-}
 
-/// Starts the shell through the session's jail: pipes for its output, `/dev/null` for its
-/// input, the environment Boris would give it, plus `TMPDIR`. Returns the shell's pid and
-/// the read ends of its pipes.
-fn spawn_jailed(
-    jail: &crate::sandbox::client::Jail,
-    spec: &Spawn<'_>,
-    script_file: Option<&Path>,
-    tag: &str,
-    exit: watch::Sender<Option<Exit>>,
-    piped: Option<(std::os::fd::OwnedFd, std::os::fd::OwnedFd)>,
-) -> std::io::Result<(i32, [Option<Pipe>; 2])> {
-    use std::ffi::OsString;
-    use std::os::unix::ffi::OsStringExt;
-    let (err_r, err_w) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)?;
-    let (stdin, stdout, out_r) = match piped {
-        Some((stdin, stdout)) => (stdin, stdout, None),
-        None => {
-            let (out_r, out_w) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)?;
-            let null = std::os::fd::OwnedFd::from(std::fs::File::open("/dev/null")?);
-            (null, out_w, Some(out_r))
-        }
-    };
-    let mut argv: Vec<OsString> = vec![spec.shell.as_os_str().to_owned(), "-c".into()];
-    match script_file {
-        Some(path) => {
-            argv.push(r#". "$0""#.into());
-            argv.push(path.as_os_str().to_owned());
-        }
-        None => argv.push(spec.script.into()),
+    /// Whether every output stream has reached its end (the readers are done).
+    pub fn output_closed(&self) -> bool {
+        *self.open_streams.borrow() == 0
     }
-    let mut vars: Vec<(OsString, OsString)> = std::env::vars_os()
-        .filter(|(k, _)| k != "BORIS_TOKEN" && k != "TMPDIR")
-        .collect();
-    let mut set = |k: &str, v: OsString| {
-        vars.retain(|(key, _)| key != k);
-        vars.push((k.into(), v));
-    };
-    for (k, v) in spec.env {
-        set(k, v.into());
+
+    /// Waits up to `limit` for the readers to deliver the last of the output (a reader
+    /// on a loaded machine may still be working through its last chunks when the
+    /// process is gone).
+    pub async fn output_delivered_within(&self, limit: Duration) -> bool {
+        self.streams_closed_within(limit).await
     }
-    set(TAG_VAR, tag.into());
-    set("TMPDIR", jail.tmpdir().into_os_string());
-    let env = vars
-        .into_iter()
-        .map(|(k, v)| {
-            let mut e = k.into_vec();
-            e.push(b'=');
-            e.extend(v.into_vec());
-            OsString::from_vec(e)
-        })
-        .collect();
-    let pid = jail.spawn(argv, spec.cwd, env, [stdin, stdout, err_w], false, exit)?;
-    Ok((
-        pid,
-        [
-            out_r.map(|r| Box::new(std::fs::File::from(r)) as Pipe),
-            Some(Box::new(std::fs::File::from(err_r)) as Pipe),
-        ],
-    ))
+
+    /// Whether no read taken off an output pipe is still on its way to its capture and
+    /// hook.
+    pub fn nothing_in_flight(&self) -> bool {
+        self.in_flight.load(Ordering::SeqCst) == 0
+    }
+
+    /// Bytes of output the kernel holds that no reader has taken yet ([`Io::Pipes`]).
+    pub fn output_unread(&self) -> usize {
+        self.output
+            .as_ref()
+            .map_or(0, |fd| unread_bytes(fd.as_fd()))
+    }
+
+    /// Writes `bytes` to the session's stdin ([`Io::Pipes`]) until `deadline`; returns how
+    /// many were written (fewer when the program stopped reading).
+    pub fn write_input(&self, bytes: &[u8], deadline: Instant) -> std::io::Result<usize> {
+        let guard = self.stdin.lock().unwrap_or_else(|p| p.into_inner());
+        let Some(stdin) = guard.as_ref() else {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::BrokenPipe,
+                "stdin is closed",
+            ));
+        };
+        write_until(stdin.as_fd(), bytes, deadline)
+    }
+
+    /// Closes the session's stdin ([`Io::Pipes`]): the program reads end-of-file.
+    pub fn close_input(&self) -> bool {
+        self.stdin
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
+            .is_some()
+    }
+
+    /// The inode of the stdin pipe ([`Io::Pipes`]), while it is open: what a process
+    /// reading it has open.
+    pub fn input_inode(&self) -> Option<u64> {
+        use std::os::unix::fs::MetadataExt;
+        let guard = self.stdin.lock().unwrap_or_else(|p| p.into_inner());
+        guard.as_ref()?.metadata().ok().map(|m| m.ino())
+    }
+
+    /// Whether the session's stdin is still open ([`Io::Pipes`]).
+    pub fn input_open(&self) -> bool {
+        self.stdin
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .is_some()
+    }
 }
 
 impl Drop for Running {
@@ -534,20 +579,24 @@ impl Drop for Running {
     }
 }
 
-trait ReadFd: Read + AsFd + Send {}
+pub(crate) trait ReadFd: Read + AsFd + Send {}
 impl<T: Read + AsFd + Send> ReadFd for T {}
 
-/// One end of a child's output pipe.
-type Pipe = Box<dyn ReadFd>;
+/// One end of a child's output pipe (or a terminal's master).
+pub(crate) type Pipe = Box<dyn ReadFd>;
 
-/// Copies a pipe into its capture until end-of-file, waking every 100 ms to notice
-/// `stop` (a pipe held open by an escaped process never ends).
-fn pump(
-    mut pipe: Box<dyn ReadFd>,
-    capture: &Mutex<Capture>,
-    stop: &AtomicBool,
-    activity: &AtomicU64,
-) {
+/// Where a reader thread delivers what it reads.
+struct Sink {
+    capture: Arc<Mutex<Capture>>,
+    hook: Option<OutputHook>,
+    activity: Arc<AtomicU64>,
+    in_flight: Arc<AtomicUsize>,
+}
+
+/// Copies a pipe into its capture (and hook) until end-of-file, waking every 100 ms to
+/// notice `stop` (a pipe held open by an escaped process never ends). A terminal's
+/// master reports the end as `EIO` once no process holds the slave.
+fn pump(mut pipe: Box<dyn ReadFd>, sink: &Sink, stop: &AtomicBool) {
     use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
     let mut buf = vec![0u8; 64 * 1024];
     loop {
@@ -566,14 +615,28 @@ fn pump(
             Err(nix::errno::Errno::EINTR) => continue,
             Err(_) => break,
         }
-        match pipe.read(&mut buf) {
-            Ok(0) => break,
+        // Counted before the read: a waiter that finds the kernel's buffer empty and
+        // nothing in flight knows every byte written so far has been delivered.
+        sink.in_flight.fetch_add(1, Ordering::SeqCst);
+        let read = pipe.read(&mut buf);
+        let go_on = match read {
+            Ok(0) => false,
             Ok(n) => {
-                lock(capture).push(&buf[..n]);
-                activity.fetch_add(n as u64, Ordering::Relaxed);
+                lock(&sink.capture).push(&buf[..n]);
+                if let Some(hook) = &sink.hook {
+                    hook(&buf[..n]);
+                }
+                sink.activity.fetch_add(n as u64, Ordering::Relaxed);
+                true
             }
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(_) => break,
+            Err(e) => matches!(
+                e.kind(),
+                std::io::ErrorKind::Interrupted | std::io::ErrorKind::WouldBlock
+            ),
+        };
+        sink.in_flight.fetch_sub(1, Ordering::SeqCst);
+        if !go_on {
+            break;
         }
     }
 }

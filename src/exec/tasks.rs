@@ -1,7 +1,10 @@
 //! Background processes of one workspace: the `boris` profile's `run_in_background`
-//! tasks (keyed by task id) and the `pipe` profile's auto-backgrounded commands (keyed by
-//! pid). At most [`MAX_LIVE_TASKS`] exist at once; dropping the registry (an HTTP session
-//! closed, the server shutting down) kills every group still running.
+//! tasks (keyed by task id), its terminal sessions (issue 19 §1: `term_N`, registered
+//! here too so that `task_output`, `task_stop` and shutdown cover them) and the `pipe`
+//! profile's auto-backgrounded commands (keyed by pid). At most [`MAX_LIVE_TASKS`]
+//! background commands exist at once (terminal sessions have their own bound); dropping
+//! the registry (an HTTP session closed, the server shutting down) kills every group
+//! still running.
 
 use super::{Running, TERM_GRACE};
 use nix::sys::signal::Signal;
@@ -13,10 +16,20 @@ use tokio::sync::{Notify, watch};
 /// Background tasks per workspace, running or finished and not yet read (DESIGN §6).
 pub const MAX_LIVE_TASKS: usize = 10;
 
+/// What a task is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// A background command (`run_in_background`, a hand-off, the pipe profile's).
+    Command,
+    /// A terminal session (issue 19 §1), which takes input across calls.
+    Terminal,
+}
+
 /// One background process.
 pub struct Task {
-    /// `task_N` (boris profile) or the pid (pipe profile).
+    /// `task_N`, `term_N` (boris profile) or the pid (pipe profile).
     pub id: String,
+    pub kind: Kind,
     pub command: String,
     pub running: Running,
     /// Why Boris stopped it, if it did.
@@ -66,6 +79,7 @@ pub struct Tasks {
 #[derive(Default)]
 struct Table {
     next: u64,
+    next_terminal: u64,
     tasks: BTreeMap<String, Arc<Task>>,
 }
 
@@ -81,11 +95,20 @@ impl Tasks {
     /// Fails when a new task would exceed [`MAX_LIVE_TASKS`]; checked before spawning, so
     /// that a rejected task never starts.
     pub fn check_room(&self) -> Result<(), TaskLimit> {
-        if self.table().tasks.len() >= MAX_LIVE_TASKS {
+        if self.count(Kind::Command) >= MAX_LIVE_TASKS {
             Err(TaskLimit)
         } else {
             Ok(())
         }
+    }
+
+    /// How many tasks of `kind` are registered.
+    pub fn count(&self, kind: Kind) -> usize {
+        self.table()
+            .tasks
+            .values()
+            .filter(|t| t.kind == kind)
+            .count()
     }
 
     /// The next `task_N` id.
@@ -95,7 +118,14 @@ impl Tasks {
         format!("task_{}", t.next)
     }
 
-    /// Registers a started process and watches it until it ends: on exit, on
+    /// The next `term_N` id (terminal sessions are numbered apart from tasks).
+    pub fn next_terminal_id(&self) -> String {
+        let mut t = self.table();
+        t.next_terminal += 1;
+        format!("term_{}", t.next_terminal)
+    }
+
+    /// Registers a started command and watches it until it ends: on exit, on
     /// `timeout` (terminated), or on [`Task::stop`].
     pub fn adopt(
         &self,
@@ -104,9 +134,22 @@ impl Tasks {
         running: Running,
         timeout: Option<Duration>,
     ) -> Arc<Task> {
+        self.adopt_kind(Kind::Command, id, command, running, timeout)
+    }
+
+    /// [`Tasks::adopt`] for a task of any kind.
+    pub fn adopt_kind(
+        &self,
+        kind: Kind,
+        id: String,
+        command: String,
+        running: Running,
+        timeout: Option<Duration>,
+    ) -> Arc<Task> {
         let (done_tx, done_rx) = watch::channel(false);
         let task = Arc::new(Task {
             id: id.clone(),
+            kind,
             command,
             running,
             stopped: Mutex::new(None),
@@ -151,6 +194,16 @@ impl Tasks {
 
     pub fn ids(&self) -> Vec<String> {
         self.table().tasks.keys().cloned().collect()
+    }
+
+    /// The ids of the tasks of `kind`.
+    pub fn ids_of(&self, kind: Kind) -> Vec<String> {
+        self.table()
+            .tasks
+            .values()
+            .filter(|t| t.kind == kind)
+            .map(|t| t.id.clone())
+            .collect()
     }
 }
 

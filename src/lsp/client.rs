@@ -254,6 +254,7 @@ impl Server {
             scratch: &launch.scratch,
             jail: launch.jail.as_deref(),
             io: Io::Piped,
+            login: false,
         })
         .map_err(|e| format!("could not start `{}`: {e}", launch.command))?;
         let pipes = process

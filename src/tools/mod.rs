@@ -24,6 +24,7 @@ pub mod rename;
 pub mod schema;
 pub mod shell;
 pub mod tasks;
+pub mod terminal;
 pub mod undo;
 pub mod view;
 
@@ -197,11 +198,20 @@ fn catalogue(config: &Config) -> Vec<Tool> {
             undo::tool(),
         ]
     };
+    // The terminal tools come and go together, beside a shell (see keep_enabled).
+    let terminals = !config.anthropic_compat
+        && config.tool_enabled(ToolName::Bash)
+        && config.tool_enabled(ToolName::TerminalStart);
     match config.bash_profile {
-        BashProfile::Boris => {
-            tools.extend([bash::tool(), tasks::output_tool(), tasks::stop_tool()])
-        }
+        BashProfile::Boris => tools.extend([
+            bash::tool(),
+            tasks::output_tool_with(terminals),
+            tasks::stop_tool(),
+        ]),
         BashProfile::Pipe => tools.push(pipe::tool()),
+    }
+    if !config.anthropic_compat {
+        tools.extend(terminal::tools());
     }
     tools.extend([
         grep::tool(config.anthropic_compat),
@@ -219,8 +229,15 @@ fn catalogue(config: &Config) -> Vec<Tool> {
 fn keep_enabled(config: &Config, shell: Option<ToolName>, tools: &mut Vec<Tool>) {
     let shell_enabled = shell.is_some_and(|s| config.tool_enabled(s));
     let family = config.tool_profile.family();
+    // The terminal tools run commands too: a server without a shell has none, and they
+    // come and go as a family with terminal_start.
+    let terminals_enabled = shell_enabled && config.tool_enabled(ToolName::TerminalStart);
     tools.retain(|t| match ToolName::lookup(family, &t.name) {
-        Some(name) => config.tool_enabled(name) && (shell_enabled || !name.is_task_tool()),
+        Some(name) => {
+            config.tool_enabled(name)
+                && (shell_enabled || !name.is_task_tool())
+                && (terminals_enabled || !name.is_terminal_tool())
+        }
         None => true,
     });
     tools.sort_by(|a, b| a.name.cmp(&b.name));
@@ -389,6 +406,36 @@ pub async fn dispatch(
             })
             .await
         }
+        ToolName::TerminalStart => {
+            guarded(name, async {
+                terminal::start(ctx, parse(name, args)?, &call).await
+            })
+            .await
+        }
+        ToolName::TerminalWrite => {
+            guarded(name, async {
+                terminal::write(ctx, parse(name, args)?, &call).await
+            })
+            .await
+        }
+        ToolName::TerminalRead => {
+            guarded(name, async {
+                terminal::read(ctx, parse(name, args)?, &call).await
+            })
+            .await
+        }
+        ToolName::TerminalResize => {
+            guarded(name, async {
+                terminal::resize(ctx, parse(name, args)?, &call).await
+            })
+            .await
+        }
+        ToolName::TerminalStop => {
+            guarded(name, async {
+                terminal::stop(ctx, parse(name, args)?).await
+            })
+            .await
+        }
         _ => {
             // Blocking filesystem work stays off the async workers; a panic surfaces as
             // a JoinError.
@@ -510,7 +557,12 @@ fn dispatch_blocking(
         | ToolName::TaskOutput
         | ToolName::CcTaskOutput
         | ToolName::TaskStop
-        | ToolName::CcTaskStop => Err(ToolError::new(
+        | ToolName::CcTaskStop
+        | ToolName::TerminalStart
+        | ToolName::TerminalWrite
+        | ToolName::TerminalRead
+        | ToolName::TerminalResize
+        | ToolName::TerminalStop => Err(ToolError::new(
             crate::error::ErrorCode::Internal,
             format!("{name} is not a blocking tool"),
         )),

@@ -67,6 +67,7 @@ pub fn start_shell(
     Running::spawn(Spawn {
         shell: &ctx.shared.shell,
         script,
+        login: false,
         cwd,
         stdout,
         stderr,

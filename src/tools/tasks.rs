@@ -35,13 +35,26 @@ pub struct TaskStopArgs {
 }
 
 pub fn output_tool() -> Tool {
+    output_tool_with(false)
+}
+
+/// task_output, saying that it reads terminal sessions too where the server has them.
+pub fn output_tool_with(terminals: bool) -> Tool {
     define::<TaskOutputArgs>(
         ToolName::TaskOutput,
         "Read a background task's output",
-        "Read the output of a background bash task (run_in_background). While it runs: \
-         status: running and the output so far. Once finished: status: completed, its \
-         exit_code and output; the task is then forgotten. With block: true, waits for the \
-         task to finish (up to timeout ms, default 30000).",
+        if terminals {
+            "Read the output of a background bash task (run_in_background) or of a terminal \
+             session (term_N: what is new in it). While it runs: \
+             status: running and the output so far. Once finished: status: completed, its \
+             exit_code and output; the task is then forgotten. With block: true, waits for the \
+             task to finish (up to timeout ms, default 30000)."
+        } else {
+            "Read the output of a background bash task (run_in_background). While it runs: \
+             status: running and the output so far. Once finished: status: completed, its \
+             exit_code and output; the task is then forgotten. With block: true, waits for the \
+             task to finish (up to timeout ms, default 30000)."
+        },
         read_only("Read a background task's output"),
     )
 }
@@ -76,6 +89,14 @@ fn find(ctx: &Ctx, id: &str) -> ToolResult<Arc<Task>> {
 
 pub async fn output(ctx: &Ctx, args: TaskOutputArgs) -> ToolResult<CallToolResult> {
     let task = find(ctx, &args.task_id)?;
+    // A terminal session (issue 19 §1): what is new, as terminal_read shows it.
+    if let Some(session) = ctx.ws.terminals.get(&task.id) {
+        let block = args.block.unwrap_or(false).then(|| {
+            Duration::from_millis(args.timeout.unwrap_or(DEFAULT_BLOCK_MS).min(MAX_BLOCK_MS))
+        });
+        let report = super::terminal::task_output(&session, block).await;
+        return Ok(super::terminal::answer(ctx, &session, report, false));
+    }
     if args.block.unwrap_or(false) && !task.is_done() {
         let wait = args.timeout.unwrap_or(DEFAULT_BLOCK_MS).min(MAX_BLOCK_MS);
         task.wait_done(Duration::from_millis(wait)).await;
@@ -90,6 +111,10 @@ pub async fn output(ctx: &Ctx, args: TaskOutputArgs) -> ToolResult<CallToolResul
 
 pub async fn stop(ctx: &Ctx, args: TaskStopArgs) -> ToolResult<CallToolResult> {
     let task = find(ctx, &args.task_id)?;
+    if let Some(session) = ctx.ws.terminals.get(&task.id) {
+        let report = super::terminal::stop_session(&session, "stopped with task_stop").await;
+        return Ok(super::terminal::answer(ctx, &session, report, false));
+    }
     task.stop("stopped with task_stop").await;
     ctx.ws.tasks.remove(&task.id);
     let result = text_result(finished(ctx, &task));

@@ -16,7 +16,8 @@ import sys
 node, inspector, kind, target, workdir = sys.argv[1:6]
 label = f"inspector-cli {kind}:"
 EXPECTED_TOOLS = {"apply_patch", "bash", "task_output", "task_stop", "view", "str_replace", "multi_edit", "undo_edit", "create_file", "grep", "glob",
-                  "diagnostics", "definition", "references", "hover", "symbols", "rename", "language_servers"}
+                  "diagnostics", "definition", "references", "hover", "symbols", "rename", "language_servers",
+                  "terminal_start", "terminal_write", "terminal_read", "terminal_resize", "terminal_stop"}
 failures = 0
 timeouts = 0
 

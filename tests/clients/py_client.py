@@ -17,7 +17,8 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
 EXPECTED_TOOLS = {"apply_patch", "bash", "task_output", "task_stop", "view", "str_replace", "multi_edit", "undo_edit", "create_file", "grep", "glob",
-                  "diagnostics", "definition", "references", "hover", "symbols", "rename", "language_servers"}
+                  "diagnostics", "definition", "references", "hover", "symbols", "rename", "language_servers",
+                  "terminal_start", "terminal_write", "terminal_read", "terminal_resize", "terminal_stop"}
 CALL_TIMEOUT = 20.0  # seconds, per call; a hung server fails the check instead of the run
 
 failures = 0
@@ -110,6 +111,17 @@ async def run(client, workdir):
         o = await call(client, "task_output", {"task_id": m.group(1)})
         return (not s.is_error and o.is_error), f"stop={text_of(s)!r} after={text_of(o)!r}"
 
+    async def terminal_session():
+        # issue 19 §1: a prompt answered across two calls.
+        r = await call(client, "terminal_start", {"command": "read -p 'name? ' n; echo \"hi $n\""})
+        t = text_of(r)
+        m = re.search(r"session_id: (\S+)", t)
+        if r.is_error or not m or "status: waiting for input" not in t or "name? " not in t:
+            return False, f"start={t!r}"
+        w = await call(client, "terminal_write", {"session_id": m.group(1), "text": "py\n"})
+        u = text_of(w)
+        return (not w.is_error and "hi py" in u and "status: exited" in u), f"write={u!r}"
+
     async def progress():
         seen = []
 
@@ -131,6 +143,7 @@ async def run(client, workdir):
         ("bash", bash_echo),
         ("bash-background+task_output", bash_background_task_output),
         ("task_stop", task_stop),
+        ("terminal_start+terminal_write", terminal_session),
         ("progress", progress),
     ]:
         await check(name, fn)

@@ -12,7 +12,8 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 const [kind, target, workdir] = process.argv.slice(2);
 const label = `ts-sdk ${kind}:`;
 const EXPECTED = ["apply_patch", "bash", "create_file", "definition", "diagnostics", "glob", "grep", "hover", "language_servers", "multi_edit",
-  "references", "rename", "str_replace", "symbols", "task_output", "task_stop", "undo_edit", "view"];
+  "references", "rename", "str_replace", "symbols", "task_output", "task_stop", "terminal_read", "terminal_resize", "terminal_start",
+  "terminal_stop", "terminal_write", "undo_edit", "view"];
 const CALL_TIMEOUT = 20000; // ms per request: a hung server fails the check, not the run
 let failures = 0;
 
