@@ -1,0 +1,386 @@
+//! From parsed flags to a [`Config`]: env twins filled in, directories made canonical,
+//! every value checked against the filesystem, and clap's errors naming the env twin
+//! when the bad value came from it.
+
+use super::values::split_env_list;
+use super::{Cli, Config, ConfigError, OnOff, ToolProfile};
+use crate::tool_name::ToolName;
+use clap::{CommandFactory, FromArgMatches, ValueEnum};
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+impl Cli {
+    /// Validates the parsed flags against the filesystem and fills list flags from their
+    /// env twins. `env` is injected so tests need not touch the process environment.
+    pub fn into_config(self, env: impl Fn(&str) -> Option<String>) -> Result<Config, ConfigError> {
+        let (workdir_raw, workdir_name) = match (&self.workdir, env("BORIS_WORKDIR")) {
+            (Some(dir), _) => (Some(dir.clone()), "--workdir"),
+            (None, Some(dir)) if !dir.is_empty() => (Some(PathBuf::from(dir)), "BORIS_WORKDIR"),
+            (None, _) => (None, "--workdir"),
+        };
+        let workdir = canonical_dir(
+            workdir_raw.as_deref().unwrap_or(Path::new(".")),
+            workdir_name,
+        )?;
+
+        let (allow_raw, allow_name) = if self.allow_dirs.is_empty() {
+            let from_env: Vec<PathBuf> = env_list(&env, "BORIS_ALLOW_DIRS")
+                .into_iter()
+                .map(PathBuf::from)
+                .collect();
+            (from_env, "BORIS_ALLOW_DIRS")
+        } else {
+            (self.allow_dirs, "--allow-dir")
+        };
+        let mut warnings = Vec::new();
+        if workdir_raw.is_none() && allow_raw.is_empty() {
+            // A desktop client may start its servers in /: without a word from the user,
+            // that would hand the agent the whole disk.
+            if workdir == Path::new("/") {
+                return Err(ConfigError(
+                    "refusing to serve the whole disk: started in / with no --workdir or \
+                     --allow-dir; pass --workdir /path/to/project (or --allow-dir / to mean it)"
+                        .to_string(),
+                ));
+            }
+            if let Some(home) = env("HOME").filter(|h| !h.is_empty())
+                && std::fs::canonicalize(&home).is_ok_and(|home| home == workdir)
+            {
+                warnings.push(format!(
+                    "started in the home directory {} with no --workdir or --allow-dir: \
+                     every file under it is in reach; pass --workdir /path/to/project to narrow it",
+                    workdir.display()
+                ));
+            }
+        }
+        let mut allow_dirs = Vec::new();
+        for dir in &allow_raw {
+            // Relative allow dirs are taken from the working directory, like tool paths.
+            let dir = if dir.is_absolute() {
+                dir.clone()
+            } else {
+                workdir.join(dir)
+            };
+            let canon = canonical_dir(&dir, allow_name)?;
+            if !allow_dirs.contains(&canon) {
+                allow_dirs.push(canon);
+            }
+        }
+        if allow_dirs.is_empty() {
+            allow_dirs.push(workdir.clone());
+        }
+
+        let (deny_patterns, deny_name) =
+            list_or_env(self.deny_dirs, &env, "--deny-dir", "BORIS_DENY_DIRS");
+        for pattern in &deny_patterns {
+            crate::scope::validate_deny_pattern(pattern).map_err(|e| {
+                ConfigError(format!("invalid value {pattern:?} for {deny_name}: {e}"))
+            })?;
+        }
+
+        let (mut disabled_tools, disable_name) = list_or_env(
+            self.disable_tools,
+            &env,
+            "--disable-tools",
+            "BORIS_DISABLE_TOOLS",
+        );
+        for name in &disabled_tools {
+            if ToolName::parse(name).is_none() {
+                let known = ToolName::names();
+                return Err(ConfigError(format!(
+                    "invalid value {name:?} for {disable_name}: valid tools are {}",
+                    known.join(", ")
+                )));
+            }
+        }
+        if self.no_bash && !disabled_tools.iter().any(|t| t == "bash") {
+            disabled_tools.push("bash".to_string());
+        }
+
+        let (allowed_origins, origin_name) = list_or_env(
+            self.allowed_origins,
+            &env,
+            "--allowed-origin",
+            "BORIS_ALLOWED_ORIGINS",
+        );
+        for origin in &allowed_origins {
+            if origin != "null" && !origin.contains("://") {
+                return Err(ConfigError(format!(
+                    "invalid value {origin:?} for {origin_name}: an origin has a scheme, \
+                     e.g. https://app.example.com or http://devbox:*"
+                )));
+            }
+        }
+        let (allowed_hosts, _) = list_or_env(
+            self.allowed_hosts,
+            &env,
+            "--allowed-host",
+            "BORIS_ALLOWED_HOSTS",
+        );
+
+        let (env_entries, env_name) = list_or_env(self.env, &env, "--env", "BORIS_ENV");
+        let mut command_env = Vec::new();
+        for entry in &env_entries {
+            let (key, value) = entry.split_once('=').unwrap_or((entry, ""));
+            let valid_key = !key.is_empty()
+                && !key.starts_with(|c: char| c.is_ascii_digit())
+                && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+            if !entry.contains('=') || !valid_key {
+                return Err(ConfigError(format!(
+                    "invalid value {entry:?} for {env_name}: expected KEY=VALUE with KEY made \
+                     of letters, digits and _ (not starting with a digit)"
+                )));
+            }
+            if key == "BORIS_TOKEN" {
+                return Err(ConfigError(format!(
+                    "invalid value for {env_name}: BORIS_TOKEN is never passed to commands"
+                )));
+            }
+            command_env.push((key.to_string(), value.to_string()));
+        }
+
+        let tool_profile = match (self.anthropic_compat, self.tool_profile) {
+            (false, p) => p,
+            (true, ToolProfile::Default | ToolProfile::AnthropicCompat) => {
+                ToolProfile::AnthropicCompat
+            }
+            (true, other) => {
+                let name = |id: &str, flag: &str, var: &str| {
+                    if self.from_env.iter().any(|x| x == id) {
+                        var.to_string()
+                    } else {
+                        flag.to_string()
+                    }
+                };
+                return Err(ConfigError(format!(
+                    "{} conflicts with {} {}: pick one tool profile",
+                    name(
+                        "anthropic_compat",
+                        "--anthropic-compat",
+                        "BORIS_ANTHROPIC_COMPAT"
+                    ),
+                    name("tool_profile", "--tool-profile", "BORIS_TOOL_PROFILE"),
+                    other
+                        .to_possible_value()
+                        .map(|v| v.get_name().to_string())
+                        .unwrap_or_default()
+                )));
+            }
+        };
+
+        let mut writable = allow_dirs.clone();
+        let (write_raw, write_name) = list_or_env(
+            self.sandbox_write
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect(),
+            &env,
+            "--sandbox-write",
+            "BORIS_SANDBOX_WRITE",
+        );
+        for dir in write_raw {
+            let canon = canonical_dir(&workdir.join(dir), write_name)?;
+            if !writable.contains(&canon) {
+                writable.push(canon);
+            }
+        }
+        let (read_raw, read_name) = list_or_env(
+            self.sandbox_read
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect(),
+            &env,
+            "--sandbox-read",
+            "BORIS_SANDBOX_READ",
+        );
+        let mut readable = Vec::new();
+        for dir in read_raw {
+            readable.push(canonical_dir(&workdir.join(dir), read_name)?);
+        }
+        let policy = crate::sandbox::Policy {
+            write: writable,
+            read: readable,
+            deny_patterns: deny_patterns.clone(),
+            network: self.sandbox_network == OnOff::On,
+            protect_git: !self.sandbox_allow_git_config,
+        };
+        let support = if self.sandbox == crate::sandbox::Mode::Off {
+            crate::sandbox::Support::default()
+        } else {
+            crate::sandbox::Support::probe()
+        };
+        let (sandbox, sandbox_warning) =
+            crate::sandbox::Sandbox::new(self.sandbox, support, policy).map_err(ConfigError)?;
+        warnings.extend(sandbox_warning);
+
+        let (lsp_raw, lsp_name) = list_or_env(self.lsp, &env, "--lsp", "BORIS_LSP");
+        let mut overrides = Vec::new();
+        for entry in &lsp_raw {
+            overrides.push(
+                crate::lsp::servers::parse_override(entry)
+                    .map_err(|e| ConfigError(format!("invalid value for {lsp_name}: {e}")))?,
+            );
+        }
+        let languages = crate::lsp::servers::table(&overrides);
+
+        if let Some(token) = &self.token
+            && token.trim().is_empty()
+        {
+            let name = if self.from_env.iter().any(|id| id == "token") {
+                "BORIS_TOKEN"
+            } else {
+                "--token"
+            };
+            return Err(ConfigError(format!(
+                "invalid value for {name}: the token must not be empty"
+            )));
+        }
+
+        Ok(Config {
+            transport: self.transport,
+            host: self.host,
+            port: self.port,
+            workdir,
+            default_timeout: Duration::from_secs(self.timeout),
+            allow_dirs,
+            deny_patterns,
+            disabled_tools,
+            max_file_size: self.max_file_size,
+            anthropic_compat: tool_profile == ToolProfile::AnthropicCompat,
+            tool_profile,
+            token: self.token,
+            generate_token: self.generate_token,
+            allowed_origins,
+            allowed_hosts,
+            env: command_env,
+            hand_off_after: (self.hand_off_after > 0)
+                .then(|| Duration::from_secs(self.hand_off_after)),
+            task_after: self.task_after.0,
+            background_task_timeout: (self.background_task_timeout > 0)
+                .then(|| Duration::from_secs(self.background_task_timeout)),
+            terminal_max_sessions: self.terminal_max_sessions as usize,
+            terminal_idle_timeout: (self.terminal_idle_timeout > 0)
+                .then(|| Duration::from_secs(self.terminal_idle_timeout)),
+            require_view_before_edit: self.require_view_before_edit,
+            bash_profile: self.bash_profile,
+            session_idle_timeout: Duration::from_secs(self.session_idle_timeout),
+            log_level: self.log_level,
+            log_format: self.log_format,
+            sandbox,
+            languages,
+            diagnostics_after_edit: self.diagnostics_after_edit,
+            diagnostics_wait: self.diagnostics_wait,
+            lsp_timeout: self.lsp_timeout,
+            warnings,
+        })
+    }
+
+    /// Parses `args` (the first is the program name) like `Cli::parse`, remembering which
+    /// values came from BORIS_* variables. A bad value clap rejects is reported under the
+    /// variable's name when that is where it came from: `Err` holds the rendered message
+    /// and the exit code (`--help` and `--version` are `Err` too, with code 0).
+    pub fn parse_from_env(
+        args: Vec<OsString>,
+        env: impl Fn(&str) -> Option<String>,
+    ) -> Result<Cli, (String, i32)> {
+        let matches = match Cli::command().try_get_matches_from(&args) {
+            Ok(m) => m,
+            Err(e) => return Err(render_clap_error(&e, &args, env)),
+        };
+        let mut cli = match Cli::from_arg_matches(&matches) {
+            Ok(c) => c,
+            Err(e) => return Err(render_clap_error(&e, &args, env)),
+        };
+        cli.from_env = matches
+            .ids()
+            .filter(|id| {
+                matches.value_source(id.as_str()) == Some(clap::parser::ValueSource::EnvVariable)
+            })
+            .map(|id| id.as_str().to_string())
+            .collect();
+        Ok(cli)
+    }
+}
+
+/// clap's message for `e`, with `for '--flag <VALUE>'` turned into
+/// `for BORIS_FLAG (the env twin of '--flag <VALUE>')` when the bad value came from the
+/// variable: the flag is not on the command line and the variable is set.
+fn render_clap_error(
+    e: &clap::Error,
+    args: &[OsString],
+    env: impl Fn(&str) -> Option<String>,
+) -> (String, i32) {
+    use clap::error::{ContextKind, ContextValue};
+    let rendered = e.render().to_string();
+    let code = e.exit_code();
+    let Some(ContextValue::String(invalid_arg)) = e.get(ContextKind::InvalidArg) else {
+        return (rendered, code);
+    };
+    let Some(long) = invalid_arg
+        .strip_prefix("--")
+        .and_then(|rest| rest.split([' ', '=']).next())
+    else {
+        return (rendered, code);
+    };
+    let command = Cli::command();
+    let Some(var) = command
+        .get_arguments()
+        .find(|a| a.get_long() == Some(long))
+        .and_then(|a| a.get_env())
+        .and_then(|v| v.to_str())
+    else {
+        return (rendered, code);
+    };
+    let flag = format!("--{long}");
+    let on_command_line = args
+        .iter()
+        .skip(1)
+        .map(|a| a.to_string_lossy())
+        .take_while(|a| a != "--")
+        .any(|a| a == flag || a.starts_with(&format!("{flag}=")));
+    if on_command_line || env(var).is_none() {
+        return (rendered, code);
+    }
+    let quoted = format!("'{invalid_arg}'");
+    let named = rendered.replacen(&quoted, &format!("{var} (the env twin of {quoted})"), 1);
+    (named, code)
+}
+
+/// A repeatable flag's values, or else its env twin's; with the name to put in an error.
+fn list_or_env(
+    values: Vec<String>,
+    env: &impl Fn(&str) -> Option<String>,
+    flag: &'static str,
+    var: &'static str,
+) -> (Vec<String>, &'static str) {
+    if values.is_empty() {
+        (env_list(env, var), var)
+    } else {
+        (values, flag)
+    }
+}
+
+fn canonical_dir(dir: &Path, flag: &str) -> Result<PathBuf, ConfigError> {
+    let canon = std::fs::canonicalize(dir).map_err(|e| {
+        ConfigError(format!(
+            "invalid value {:?} for {flag}: {}",
+            dir.display().to_string(),
+            match e.kind() {
+                std::io::ErrorKind::NotFound => "no such directory".to_string(),
+                _ => e.to_string(),
+            }
+        ))
+    })?;
+    if !canon.is_dir() {
+        return Err(ConfigError(format!(
+            "invalid value {:?} for {flag}: not a directory",
+            dir.display().to_string()
+        )));
+    }
+    Ok(canon)
+}
+
+fn env_list(env: &impl Fn(&str) -> Option<String>, name: &str) -> Vec<String> {
+    env(name).map(|v| split_env_list(&v)).unwrap_or_default()
+}
