@@ -49,7 +49,8 @@ declare -A SERVER=(
   [boris-anthropic-compat]="$(q "$BORIS") --transport stdio"
   [boris-pipe]="$(q "$BORIS") --transport stdio"
   [server-filesystem]="node $(q "$FS_DIR/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js")"
-  [desktop-commander]="node $(q "$DC_DIR/node_modules/@wonderwhy-er/desktop-commander/dist/index.js")"
+  # desktop-commander runs commands with $SHELL too (/bin/sh if unset, as on CI): bash.
+  [desktop-commander]="env SHELL=/bin/bash node $(q "$DC_DIR/node_modules/@wonderwhy-er/desktop-commander/dist/index.js")"
   # litecode runs commands with $SHELL (zsh if unset, as on CI): pin bash, as for the rest.
   [litecode]="env SHELL=/bin/bash $(q "$LC_DIR/bin/litecode")"
   # Its pyright through the uvx shim (no CPython download); the npm package the PyPI
