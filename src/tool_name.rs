@@ -111,10 +111,15 @@ tools! {
     GmShell = "run_shell_command", GeminiCli, Some(ToolName::Bash), UnlessBackground;
     GmGlob = "glob", GeminiCli, Some(ToolName::Glob), Never;
     GmGrep = "grep_search", GeminiCli, Some(ToolName::Grep), Always;
-    /// Codex's (`--tool-profile codex`): its read, list and search tools.
+    /// Codex's (`--tool-profile codex`): its read, list and search tools, its command
+    /// sessions (`exec_command` is the profile's shell: `--no-bash` and `--disable-tools
+    /// bash` remove it, and `write_stdin` with it) and its `apply_patch`.
     CxReadFile = "read_file", Codex, Some(ToolName::View), Never;
     CxListDir = "list_dir", Codex, Some(ToolName::View), Never;
     CxGrepFiles = "grep_files", Codex, Some(ToolName::Grep), Always;
+    CxExecCommand = "exec_command", Codex, Some(ToolName::Bash), UnlessBackground;
+    CxWriteStdin = "write_stdin", Codex, None, Always;
+    CxApplyPatch = "apply_patch", Codex, Some(ToolName::ApplyPatch), Never;
 }
 
 impl ToolName {
@@ -194,6 +199,11 @@ impl ToolName {
         )
     }
 
+    /// Codex's command session tools: registered together, beside a shell.
+    pub fn is_codex_exec_tool(self) -> bool {
+        matches!(self, ToolName::CxExecCommand | ToolName::CxWriteStdin)
+    }
+
     /// The task tools make sense only beside a shell.
     pub fn is_task_tool(self) -> bool {
         use ToolName::*;
@@ -251,7 +261,12 @@ mod tests {
         assert_eq!(Bash.twin_in(Family::ClaudeCode), Some(CcBash));
         assert_eq!(Bash.twin_in(Family::GeminiCli), Some(GmShell));
         assert_eq!(View.twin_in(Family::GeminiCli), Some(GmReadFile));
-        assert_eq!(Bash.twin_in(Family::Codex), None);
+        assert_eq!(Bash.twin_in(Family::Codex), Some(CxExecCommand));
+        assert_eq!(ApplyPatch.twin_in(Family::Codex), Some(CxApplyPatch));
+        assert_eq!(
+            ToolName::lookup(Family::Codex, "apply_patch"),
+            Some(CxApplyPatch)
+        );
         assert_eq!(UndoEdit.twin_in(Family::ClaudeCode), None);
         assert_eq!(UndoEdit.twin_in(Family::Boris), Some(UndoEdit));
     }

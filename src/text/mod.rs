@@ -13,6 +13,7 @@ pub mod sanitize;
 pub mod sentinel;
 pub mod snippet;
 pub mod truncate;
+pub mod unified_exec;
 
 /// The `file://` URI of an absolute path: every byte but the unreserved ones and `/`
 /// percent-encoded (RFC 3986), so any file name round-trips through [`file_uri_path`].

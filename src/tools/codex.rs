@@ -1,7 +1,7 @@
 //! `--tool-profile codex` (issue 19 §3): Codex's read, list and search tools with their
 //! names, parameters, defaults and result texts (openai/codex `codex-rs`; CONTRIBUTING
-//! records the source), over Boris's engines. `exec_command`, `write_stdin` and
-//! `apply_patch` join the profile when the interactive-session and patch engines land.
+//! records the source), over Boris's engines. `exec_command` and `write_stdin` are
+//! `codex_exec`'s, `apply_patch` is `apply_patch::codex_tool` (Codex's words).
 //!
 //! | tool | engine |
 //! | --- | --- |
@@ -156,6 +156,14 @@ const LIST_MAX_COLLECTED: usize = 50_000;
 
 /// Boris's words in an error message → Codex's.
 const WORDS: &[(&str, &str)] = &[
+    (r"\bhas not been viewed\b", "has not been read"),
+    (r"\blast viewed\b", "last read"),
+    (r"\bview it\b", "read it with read_file"),
+    (r"\bview the file\b", "read the file with read_file"),
+    (
+        r"\bedit it with a shell tool\b",
+        "edit it with exec_command",
+    ),
     (r"\bview_range start\b", "offset"),
     (r"\bview_range\b", "offset and limit"),
     (r"\bview\b", "read_file"),

@@ -10,6 +10,7 @@ pub mod claude_code;
 pub mod claude_code_lsp;
 pub mod code;
 pub mod codex;
+pub mod codex_exec;
 pub mod create;
 pub mod diagnostics;
 pub mod edit;
@@ -182,7 +183,9 @@ fn catalogue(config: &Config) -> Vec<Tool> {
         }
         ToolProfile::Codex => {
             let mut tools = codex::tools();
-            keep_enabled(config, None, &mut tools);
+            tools.extend(codex_exec::tools());
+            tools.push(apply_patch::codex_tool());
+            keep_enabled(config, Some(ToolName::CxExecCommand), &mut tools);
             return tools;
         }
         ToolProfile::Default | ToolProfile::AnthropicCompat => {}
@@ -237,6 +240,7 @@ fn keep_enabled(config: &Config, shell: Option<ToolName>, tools: &mut Vec<Tool>)
             config.tool_enabled(name)
                 && (shell_enabled || !name.is_task_tool())
                 && (terminals_enabled || !name.is_terminal_tool())
+                && (shell_enabled || !name.is_codex_exec_tool())
         }
         None => true,
     });
@@ -406,6 +410,20 @@ pub async fn dispatch(
             })
             .await
         }
+        ToolName::CxExecCommand => {
+            guarded(name, async {
+                let args = parse(name, args)?;
+                codex::in_codex_words(codex_exec::exec_command(ctx, args, &call).await)
+            })
+            .await
+        }
+        ToolName::CxWriteStdin => {
+            guarded(name, async {
+                let args = parse(name, args)?;
+                codex::in_codex_words(codex_exec::write_stdin(ctx, args, &call).await)
+            })
+            .await
+        }
         ToolName::TerminalStart => {
             guarded(name, async {
                 terminal::start(ctx, parse(name, args)?, &call).await
@@ -539,6 +557,9 @@ fn dispatch_blocking(
         ToolName::CxListDir => {
             codex::in_codex_words(parse(name, args).and_then(|a| codex::list_dir(ctx, a)))
         }
+        ToolName::CxApplyPatch => {
+            codex::in_codex_words(parse(name, args).and_then(|a| apply_patch::run_codex(ctx, a)))
+        }
         ToolName::CxGrepFiles => {
             codex::in_codex_words(parse(name, args).and_then(|a| codex::grep_files(ctx, a, ct)))
         }
@@ -562,7 +583,9 @@ fn dispatch_blocking(
         | ToolName::TerminalWrite
         | ToolName::TerminalRead
         | ToolName::TerminalResize
-        | ToolName::TerminalStop => Err(ToolError::new(
+        | ToolName::TerminalStop
+        | ToolName::CxExecCommand
+        | ToolName::CxWriteStdin => Err(ToolError::new(
             crate::error::ErrorCode::Internal,
             format!("{name} is not a blocking tool"),
         )),

@@ -194,24 +194,68 @@ fn check_size(rows: u16, cols: u16) -> ToolResult<()> {
 }
 
 pub async fn start(ctx: &Ctx, args: StartArgs, call: &Call) -> ToolResult<CallToolResult> {
-    let config = &ctx.shared.config;
     let rows = args.rows.unwrap_or(terminal::DEFAULT_ROWS);
     let cols = args.cols.unwrap_or(terminal::DEFAULT_COLS);
     check_size(rows, cols)?;
-    let tty = args.tty.unwrap_or(true);
+    let session = open(
+        ctx,
+        Open {
+            command: args.command.unwrap_or_default(),
+            cwd: args.cwd.as_deref(),
+            tty: args.tty.unwrap_or(true),
+            shell: None,
+            login: args.login.unwrap_or(false),
+            rows,
+            cols,
+            end_hint: "stop one with terminal_stop, or read an ended one",
+        },
+    )?;
+    let report = session
+        .read(
+            yield_for(args.yield_time_ms, DEFAULT_YIELD_MS),
+            budget(args.max_output_chars),
+            false,
+            &call.ct,
+        )
+        .await;
+    Ok(answer(ctx, &session, report, true))
+}
+
+/// What [`open`] starts.
+pub struct Open<'a> {
+    /// Run by `shell -c`; empty: the shell itself.
+    pub command: String,
+    /// The directory to start in (default: the session's working directory).
+    pub cwd: Option<&'a str>,
+    pub tty: bool,
+    /// Another shell than the server's (`exec_command`'s `shell`).
+    pub shell: Option<std::path::PathBuf>,
+    pub login: bool,
+    pub rows: u16,
+    pub cols: u16,
+    /// How the limit's error tells the model to make room.
+    pub end_hint: &'a str,
+}
+
+/// Starts a session in the workspace (within `--terminal-max-sessions`, in the session's
+/// sandbox), registered in its task registry and stopped after `--terminal-idle-timeout`
+/// without a call. The engine `exec_command` shares with `terminal_start`.
+pub fn open(ctx: &Ctx, spec: Open<'_>) -> ToolResult<Arc<Session>> {
+    let config = &ctx.shared.config;
     let live = ctx.ws.terminals.ids();
     if live.len() >= config.terminal_max_sessions {
         return Err(ToolError::new(
             ErrorCode::TerminalLimit,
             format!(
                 "{} terminal sessions are open ({}), the most this server allows \
-                 (--terminal-max-sessions); stop one with terminal_stop, or read an ended one",
+                 (--terminal-max-sessions); {}",
                 live.len(),
-                live.join(", ")
+                live.join(", "),
+                spec.end_hint
             ),
         ));
     }
-    let cwd = match args.cwd.as_deref() {
+    let cwd = match spec.cwd {
         Some(dir) => {
             let dir = ctx.resolve_read(dir)?.real;
             if !dir.is_dir() {
@@ -226,22 +270,23 @@ pub async fn start(ctx: &Ctx, args: StartArgs, call: &Call) -> ToolResult<CallTo
     };
     let jail = super::shell::session_jail(ctx)?;
     let id = ctx.ws.tasks.next_terminal_id();
-    let env = if tty {
+    let env = if spec.tty {
         terminal::terminal_env(&config.env, |k| std::env::var(k).ok())
     } else {
         ctx.shared.command_env.clone()
     };
     let output_file = ctx.spill_file(&format!("{}-output.log", ctx.shared.spill.next(&id)));
-    let command = args.command.unwrap_or_default();
+    let shell = spec.shell.as_deref().unwrap_or(&ctx.shared.shell);
+    let command = spec.command;
     let session = terminal::start(
         StartSpec {
             command: &command,
             cwd: &cwd,
-            tty,
-            shell: &ctx.shared.shell,
-            login: args.login.unwrap_or(false),
-            rows,
-            cols,
+            tty: spec.tty,
+            shell,
+            login: spec.login,
+            rows: spec.rows,
+            cols: spec.cols,
             env: &env,
             scratch: jail
                 .as_ref()
@@ -258,7 +303,7 @@ pub async fn start(ctx: &Ctx, args: StartArgs, call: &Call) -> ToolResult<CallTo
             format!(
                 "could not start {} in {}: {e}",
                 if command.is_empty() {
-                    ctx.shared.shell.display().to_string()
+                    shell.display().to_string()
                 } else {
                     command.clone()
                 },
@@ -266,7 +311,7 @@ pub async fn start(ctx: &Ctx, args: StartArgs, call: &Call) -> ToolResult<CallTo
             ),
         )
     })?;
-    tracing::info!(session = %id, pid = session.task.running.pid, tty, "terminal session started");
+    tracing::info!(session = %id, pid = session.task.running.pid, tty = spec.tty, "terminal session started");
     ctx.ws.terminals.insert(session.clone());
     let ws = Arc::downgrade(&ctx.ws);
     let forget_id = id.clone();
@@ -275,15 +320,7 @@ pub async fn start(ctx: &Ctx, args: StartArgs, call: &Call) -> ToolResult<CallTo
             forget(&ws, &forget_id);
         }
     });
-    let report = session
-        .read(
-            yield_for(args.yield_time_ms, DEFAULT_YIELD_MS),
-            budget(args.max_output_chars),
-            false,
-            &call.ct,
-        )
-        .await;
-    Ok(answer(ctx, &session, report, true))
+    Ok(session)
 }
 
 pub async fn write(ctx: &Ctx, args: WriteArgs, call: &Call) -> ToolResult<CallToolResult> {
@@ -420,6 +457,13 @@ fn usable_cwd(ctx: &Ctx) -> std::path::PathBuf {
 /// Words a report, and forgets the session once its end is told.
 pub fn answer(ctx: &Ctx, session: &Session, report: Report, started: bool) -> CallToolResult {
     let text = render(&report, started);
+    finish(ctx, session, &report, text)
+}
+
+/// The result of a call on a session whose report is worded as `text`: the raw output
+/// file offered (with its link) once an answer names it, and the session forgotten once
+/// its end is told.
+pub fn finish(ctx: &Ctx, session: &Session, report: &Report, text: String) -> CallToolResult {
     if let Some(path) = &report.output_file {
         session.name_output();
         ctx.ws.offer(path);

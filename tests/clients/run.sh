@@ -6,7 +6,7 @@
 #   - a model-facing client with Claude Code's tool contract (cc_client.mjs, same SDK + Ajv) against
 #     `boris --tool-profile claude-code`: Claude Code's exact argument objects, schema-validated
 #   - the same for Gemini CLI's contract (gemini_client.mjs, `--tool-profile gemini-cli`) and
-#     Codex's read/list/search tools (codex_client.mjs, `--tool-profile codex`)
+#     Codex's tools: read/list/search, exec_command/write_stdin, apply_patch (codex_client.mjs, `--tool-profile codex`)
 #   - TypeScript @modelcontextprotocol/client 2.x + @modelcontextprotocol/ext-tasks: MCP tasks
 #     (io.modelcontextprotocol/tasks, 2026-07-28 era) - a long call becomes a task, polled, cancelled
 #   - MCP Inspector CLI (@modelcontextprotocol/inspector --cli), on Node >= 22 from PyPI

@@ -60,7 +60,77 @@ pub fn tool() -> Tool {
     )
 }
 
+// Codex's function form of the tool (`--tool-profile codex`): the patch as `input`,
+// nothing else (a doc comment would become the schema's description).
+#[derive(Debug, Deserialize, JsonSchema)]
+#[schemars(rename = "CodexApplyPatchArgs", deny_unknown_fields)]
+pub struct CodexArgs {
+    /// The entire contents of the apply_patch command
+    #[serde(alias = "patch")]
+    pub input: String,
+}
+
+/// `apply_patch` as Codex declares it (issue 19 §3): `input` only, Codex's grammar in
+/// the description.
+pub fn codex_tool() -> Tool {
+    define::<CodexArgs>(
+        ToolName::CxApplyPatch,
+        "apply_patch",
+        "Use the `apply_patch` tool to edit files. A patch is an envelope of file \
+         operations:\n\
+         *** Begin Patch\n\
+         [ one or more file sections ]\n\
+         *** End Patch\n\
+         Each file section starts with a header:\n\
+         *** Add File: <path> - create a new file; every following line is a + line (its \
+         contents).\n\
+         *** Delete File: <path> - remove an existing file; nothing follows.\n\
+         *** Update File: <path> - patch an existing file in place, optionally followed by \
+         *** Move to: <new path> to rename it; then one or more hunks, each introduced by @@ \
+         (optionally followed by a line such as a class or function definition that \
+         locates it). In a hunk each line starts with a space (context), - (removed) or + \
+         (added). Show about 3 lines of context above and below each change; add @@ lines \
+         when that is not unique. *** End of File pins a hunk to the end of the file.\n\
+         Example:\n\
+         *** Begin Patch\n\
+         *** Add File: hello.txt\n\
+         +Hello world\n\
+         *** Update File: src/app.py\n\
+         *** Move to: src/main.py\n\
+         @@ def greet():\n\
+         -print(\"Hi\")\n\
+         +print(\"Hello, world!\")\n\
+         *** Delete File: obsolete.txt\n\
+         *** End Patch\n\
+         File paths are relative to the working directory, or absolute. The patch applies \
+         all or nothing.",
+        writes("apply_patch", false),
+    )
+}
+
+/// How a successful patch is reported.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Words {
+    /// Boris's summary lines and the diff.
+    Boris,
+    /// Codex's: `Success. Updated the following files:`, then `A`/`M`/`D` lines.
+    Codex,
+}
+
 pub fn run(ctx: &Ctx, args: ApplyPatchArgs) -> ToolResult<CallToolResult> {
+    run_in(ctx, args, Words::Boris)
+}
+
+/// `apply_patch` in Codex's function form and words.
+pub fn run_codex(ctx: &Ctx, args: CodexArgs) -> ToolResult<CallToolResult> {
+    let args = ApplyPatchArgs {
+        input: args.input,
+        dry_run: None,
+    };
+    run_in(ctx, args, Words::Codex)
+}
+
+pub fn run_in(ctx: &Ctx, args: ApplyPatchArgs, words: Words) -> ToolResult<CallToolResult> {
     let parsed = patch::parse(&args.input).map_err(|e| {
         patch_error(
             ErrorCode::PatchInvalid,
@@ -110,7 +180,10 @@ pub fn run(ctx: &Ctx, args: ApplyPatchArgs) -> ToolResult<CallToolResult> {
         return Ok(text_result(result_text(ctx, &parsed, &plan, true)));
     }
     commit(ctx, &plan)?;
-    let text = result_text(ctx, &parsed, &plan, false);
+    let text = match words {
+        Words::Boris => result_text(ctx, &parsed, &plan, false),
+        Words::Codex => codex_text(ctx, &parsed, &plan),
+    };
     let mut written = Vec::new();
     for f in plan.files {
         if !f.changed() {
@@ -323,6 +396,55 @@ fn result_text(ctx: &Ctx, parsed: &Parsed, plan: &Plan, dry_run: bool) -> String
         ));
     }
     out.push_str(&bound_diff(diffs(plan, &label, dry_run)));
+    out
+}
+
+/// Codex's report (codex-rs `apply-patch`, `print_summary`): the files added, then
+/// modified (a moved file under its new name), then deleted, as the patch named them
+/// (relative to the working directory when inside it); Boris's notes (a wrapper taken
+/// off, a loose match) follow.
+fn codex_text(ctx: &Ctx, parsed: &Parsed, plan: &Plan) -> String {
+    let name = |i: usize| {
+        let shown = &plan.files[i].path.shown;
+        shown
+            .strip_prefix(ctx.ws.cwd())
+            .unwrap_or(shown)
+            .display()
+            .to_string()
+    };
+    let (mut added, mut modified, mut deleted) = (Vec::new(), Vec::new(), Vec::new());
+    for s in &plan.summaries {
+        match s {
+            Summary::Added { file, .. } => added.push(name(*file)),
+            Summary::Updated { file, .. } => modified.push(name(*file)),
+            Summary::Moved { to, .. } => modified.push(name(*to)),
+            Summary::Deleted { file, .. } => deleted.push(name(*file)),
+        }
+    }
+    let mut out = "Success. Updated the following files:\n".to_string();
+    for (letter, paths) in [("A", added), ("M", modified), ("D", deleted)] {
+        for p in paths {
+            out.push_str(&format!("{letter} {p}\n"));
+        }
+    }
+    if !parsed.wrappings.is_empty() {
+        out.push_str(&format!(
+            "Note: the patch was {}; applied what it held.\n",
+            join_and(parsed.wrappings.iter().map(|w| w.describe()))
+        ));
+    }
+    for &(file, hunk, n, how) in &plan.fuzz {
+        let which = if n == 1 {
+            "the hunk".to_string()
+        } else {
+            format!("hunk {} of {n}", hunk + 1)
+        };
+        out.push_str(&format!(
+            "Note: {which} for {} matched {}.\n",
+            name(file),
+            how.describe()
+        ));
+    }
     out
 }
 
