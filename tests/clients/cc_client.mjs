@@ -19,43 +19,24 @@
 import fs from "node:fs";
 import path from "node:path";
 import Ajv2020 from "ajv/dist/2020.js";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { CALL_TIMEOUT, argumentChecks, modelSession, textOf, validatedCall } from "./model_client.mjs";
 
 const [kind, target, workdirArg] = process.argv.slice(2);
 // Claude Code's models send absolute paths.
 const W = path.resolve(workdirArg);
 const P = (rel) => path.join(W, rel);
-const label = `cc-client ${kind}:`;
 // Claude Code's tools, and apply_patch, which Boris offers in every profile (issue 19 §2).
 const EXPECTED = ["Bash", "Edit", "Glob", "Grep", "LSP", "MultiEdit", "NotebookEdit", "Read", "TaskOutput", "TaskStop", "Write", "apply_patch"];
-const CALL_TIMEOUT = 20000; // ms per request: a hung server fails the check, not the run
-let failures = 0;
-
-setTimeout(() => {
-  console.log(`not ok ${label} session - overall timeout (120 s)`);
-  process.exit(1);
-}, 120000).unref();
-
-function report(name, ok, why = "") {
-  if (ok) console.log(`ok ${label} ${name}`);
-  else {
-    failures++;
-    console.log(`not ok ${label} ${name} - ${String(why).replace(/\n/g, "\\n").slice(0, 400)}`);
-  }
-}
+const { report, check, connect, close, exit } = modelSession({
+  name: "cc-client",
+  kind,
+  target,
+  workdir: W,
+  profile: "claude-code",
+  deadlineMs: 120000,
+});
 
 const sleep = (ms) => new Promise((res) => setTimeout(res, ms));
-
-async function check(name, fn) {
-  try {
-    const [ok, why] = await fn();
-    report(name, ok, why);
-  } catch (e) {
-    report(name, false, `${e && e.name}: ${e && e.message}`);
-  }
-}
 
 // ---- fixtures (the client and the server share the filesystem) ---------------------------
 const write = (rel, data) => {
@@ -206,23 +187,7 @@ const WRONG = {
 };
 
 // ---- the session ----------------------------------------------------------------------------
-const client = new Client({ name: "boris-ci-claude-code", version: "1.0.0" });
-const transport =
-  kind === "stdio"
-    ? new StdioClientTransport({
-        command: target,
-        args: ["--transport", "stdio", "--tool-profile", "claude-code", "--workdir", W],
-        stderr: "inherit",
-      })
-    : new StreamableHTTPClientTransport(new URL(target));
-
-try {
-  await client.connect(transport, { timeout: CALL_TIMEOUT });
-  report("connect", true);
-} catch (e) {
-  report("connect", false, `${e && e.message}`);
-  process.exit(1);
-}
+const { client, transport } = await connect();
 
 let tools = [];
 const validators = {};
@@ -274,49 +239,20 @@ await check("annotations: Read/Grep/Glob read-only, Edit/Write/Bash not", async 
   report("descriptions name only the profile's tools", hits.length === 0, hits.join("; "));
 }
 
-await check("the schemas accept every Claude Code argument object unchanged", async () => {
-  const bad = [];
-  for (const [key, [tool, args]] of Object.entries(A)) {
-    const v = validators[tool];
-    if (!v) bad.push(`${key}: no tool ${tool}`);
-    else if (!v(args)) bad.push(`${key}: ${ajv.errorsText(v.errors)}`);
-  }
-  return [bad.length === 0, bad.join("; ")];
+await argumentChecks({
+  check,
+  client,
+  ajv,
+  validators,
+  model: "Claude Code",
+  args: A,
+  wrong: WRONG,
+  untouched: () => disk("keep.txt") === "keep me\n" && disk("nb.ipynb") === NOTEBOOK,
 });
 
-await check("the schemas reject the wrong shapes", async () => {
-  const accepted = [];
-  for (const [key, [tool, args]] of Object.entries(WRONG)) {
-    const v = validators[tool];
-    if (!v || v(args)) accepted.push(key);
-  }
-  return [accepted.length === 0, `accepted: ${accepted.join(", ")}`];
-});
-
-const textOf = (r) => (r.content || []).map((c) => c.text || "").join("");
-// Send a call as Claude Code would: validated against the schema, then unchanged. A
-// JSON-RPC error throws (the check fails: Claude Code expects tool errors as results).
-async function cc(tool, args, opts = {}) {
-  const v = validators[tool];
-  if (v && !v(args)) throw new Error(`${tool} ${JSON.stringify(args)} fails its own schema: ${ajv.errorsText(v.errors)}`);
-  return client.callTool({ name: tool, arguments: args }, undefined, { timeout: CALL_TIMEOUT, ...opts });
-}
+const cc = validatedCall(client, ajv, validators);
 const run = (key, opts) => cc(A[key][0], A[key][1], opts);
 const numbered = (first, lines) => lines.map((l, i) => `${String(first + i).padStart(6)}\t${l}\n`).join("");
-
-await check("the server answers every wrong shape with an isError result and writes nothing", async () => {
-  const bad = [];
-  for (const [key, [tool, args]] of Object.entries(WRONG)) {
-    try {
-      const r = await client.callTool({ name: tool, arguments: args }, undefined, { timeout: CALL_TIMEOUT });
-      if (r.isError !== true || !textOf(r)) bad.push(`${key}: isError=${r.isError} ${textOf(r)}`);
-    } catch (e) {
-      bad.push(`${key}: JSON-RPC error ${e.message}`);
-    }
-  }
-  const untouched = disk("keep.txt") === "keep me\n" && disk("nb.ipynb") === NOTEBOOK;
-  return [bad.length === 0 && untouched, `${bad.join("; ")} untouched=${untouched}`];
-});
 
 // ---- Read ----------------------------------------------------------------------------------
 await check("Read {file_path}: cat -n numbered, whole file", async () => {
@@ -647,9 +583,5 @@ if (kind === "http") {
   });
 }
 
-try {
-  await Promise.race([client.close(), new Promise((_, rej) => setTimeout(() => rej(new Error("close timed out")), 10000))]);
-} catch (e) {
-  report("close", false, e.message);
-}
-process.exit(failures ? 1 : 0);
+await close(client);
+exit();

@@ -20,41 +20,22 @@
 import fs from "node:fs";
 import path from "node:path";
 import Ajv2020 from "ajv/dist/2020.js";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { CALL_TIMEOUT, argumentChecks, modelSession, textOf, validatedCall } from "./model_client.mjs";
 
 const [kind, target, workdirArg] = process.argv.slice(2);
 const W = path.resolve(workdirArg);
 const P = (rel) => path.join(W, rel);
-const label = `gemini-client ${kind}:`;
 // Gemini CLI's tools, and apply_patch, which Boris offers in every profile (issue 19 §2).
 const EXPECTED = ["apply_patch", "glob", "grep_search", "list_directory", "read_file", "read_many_files", "replace", "run_shell_command", "write_file"];
 const READ_ONLY = ["glob", "grep_search", "list_directory", "read_file", "read_many_files"];
-const CALL_TIMEOUT = 20000;
-let failures = 0;
-
-setTimeout(() => {
-  console.log(`not ok ${label} session - overall timeout (120 s)`);
-  process.exit(1);
-}, 120000).unref();
-
-function report(name, ok, why = "") {
-  if (ok) console.log(`ok ${label} ${name}`);
-  else {
-    failures++;
-    console.log(`not ok ${label} ${name} - ${String(why).replace(/\n/g, "\\n").slice(0, 400)}`);
-  }
-}
-
-async function check(name, fn) {
-  try {
-    const [ok, why] = await fn();
-    report(name, ok, why);
-  } catch (e) {
-    report(name, false, `${e && e.name}: ${e && e.message}`);
-  }
-}
+const { report, check, connect, close, exit } = modelSession({
+  name: "gemini-client",
+  kind,
+  target,
+  workdir: W,
+  profile: "gemini-cli",
+  deadlineMs: 120000,
+});
 
 // ---- fixtures ------------------------------------------------------------------------------
 const write = (rel, data) => {
@@ -143,23 +124,7 @@ const WRONG = {
 };
 
 // ---- the session ----------------------------------------------------------------------------
-const client = new Client({ name: "boris-ci-gemini-cli", version: "1.0.0" });
-const transport =
-  kind === "stdio"
-    ? new StdioClientTransport({
-        command: target,
-        args: ["--transport", "stdio", "--tool-profile", "gemini-cli", "--workdir", W],
-        stderr: "inherit",
-      })
-    : new StreamableHTTPClientTransport(new URL(target));
-
-try {
-  await client.connect(transport, { timeout: CALL_TIMEOUT });
-  report("connect", true);
-} catch (e) {
-  report("connect", false, `${e && e.message}`);
-  process.exit(1);
-}
+const { client, transport } = await connect();
 
 let tools = [];
 const validators = {};
@@ -207,43 +172,19 @@ await check("annotations: the read and search tools are read-only, the others no
   report("descriptions name only the profile's tools and parameters", hits.length === 0, hits.join("; "));
 }
 
-await check("the schemas accept every Gemini CLI argument object unchanged", async () => {
-  const bad = [];
-  for (const [key, [tool, args]] of Object.entries(A)) {
-    const v = validators[tool];
-    if (!v) bad.push(`${key}: no tool ${tool}`);
-    else if (!v(args)) bad.push(`${key}: ${ajv.errorsText(v.errors)}`);
-  }
-  return [bad.length === 0, bad.join("; ")];
+await argumentChecks({
+  check,
+  client,
+  ajv,
+  validators,
+  model: "Gemini CLI",
+  args: A,
+  wrong: WRONG,
+  untouched: () => disk("keep.txt") === "keep me\n",
 });
 
-await check("the schemas reject the wrong shapes", async () => {
-  const accepted = Object.entries(WRONG)
-    .filter(([, [tool, args]]) => !validators[tool] || validators[tool](args))
-    .map(([key]) => key);
-  return [accepted.length === 0, `accepted: ${accepted.join(", ")}`];
-});
-
-const textOf = (r) => (r.content || []).map((c) => c.text || "").join("");
-async function call(tool, args) {
-  const v = validators[tool];
-  if (v && !v(args)) throw new Error(`${tool} ${JSON.stringify(args)} fails its own schema: ${ajv.errorsText(v.errors)}`);
-  return client.callTool({ name: tool, arguments: args }, undefined, { timeout: CALL_TIMEOUT });
-}
+const call = validatedCall(client, ajv, validators);
 const run = (key) => call(A[key][0], A[key][1]);
-
-await check("the server answers every wrong shape with an isError result and writes nothing", async () => {
-  const bad = [];
-  for (const [key, [tool, args]] of Object.entries(WRONG)) {
-    try {
-      const r = await client.callTool({ name: tool, arguments: args }, undefined, { timeout: CALL_TIMEOUT });
-      if (r.isError !== true || !textOf(r)) bad.push(`${key}: isError=${r.isError} ${textOf(r)}`);
-    } catch (e) {
-      bad.push(`${key}: JSON-RPC error ${e.message}`);
-    }
-  }
-  return [bad.length === 0 && disk("keep.txt") === "keep me\n", bad.join("; ")];
-});
 
 // ---- read_file -----------------------------------------------------------------------------
 await check("read_file {file_path}: the text as it is, no line numbers", async () => {
@@ -411,11 +352,7 @@ if (kind === "http") {
   });
 }
 
-try {
-  await Promise.race([client.close(), new Promise((_, rej) => setTimeout(() => rej(new Error("close timed out")), 10000))]);
-} catch (e) {
-  report("close", false, e.message);
-}
+await close(client);
 // Nothing the wrong shapes could have created.
 report("no stray files from the wrong shapes", !exists("undefined") && !exists("null"), "");
-process.exit(failures ? 1 : 0);
+exit();

@@ -69,7 +69,7 @@ if [ "$(cat "$NPMDIR/.stamp" 2>/dev/null)" != "$NPM_STAMP" ]; then
 fi
 # ESM imports resolve from the script's own directory, so the TS clients run from beside node_modules.
 cp "$HERE/ts_client.mjs" "$HERE/tasks_client.mjs" "$HERE/cc_client.mjs" "$HERE/gemini_client.mjs" \
-  "$HERE/codex_client.mjs" "$NPMDIR/"
+  "$HERE/codex_client.mjs" "$HERE/model_client.mjs" "$NPMDIR/"
 INSPECTOR="$NPMDIR/node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js"
 CONFORMANCE="$NPMDIR/node_modules/@modelcontextprotocol/conformance/dist/index.js"
 T_SETUP=$(date +%s)
