@@ -377,6 +377,15 @@ fn result_text(ctx: &Ctx, parsed: &Parsed, plan: &Plan, dry_run: bool) -> String
         out.push_str(&line);
         out.push('\n');
     }
+    out.push_str(&notes(parsed, plan, &label));
+    out.push_str(&bound_diff(diffs(plan, &label, dry_run)));
+    out
+}
+
+/// Boris's notes on a patch applied: a wrapper taken off (a code fence, prose, a
+/// heredoc), and each hunk that matched only loosely; both reports end with them.
+fn notes(parsed: &Parsed, plan: &Plan, label: &dyn Fn(usize) -> String) -> String {
+    let mut out = String::new();
     if !parsed.wrappings.is_empty() {
         out.push_str(&format!(
             "Note: the patch was {}; applied what it held.\n",
@@ -395,7 +404,6 @@ fn result_text(ctx: &Ctx, parsed: &Parsed, plan: &Plan, dry_run: bool) -> String
             how.describe()
         ));
     }
-    out.push_str(&bound_diff(diffs(plan, &label, dry_run)));
     out
 }
 
@@ -427,24 +435,7 @@ fn codex_text(ctx: &Ctx, parsed: &Parsed, plan: &Plan) -> String {
             out.push_str(&format!("{letter} {p}\n"));
         }
     }
-    if !parsed.wrappings.is_empty() {
-        out.push_str(&format!(
-            "Note: the patch was {}; applied what it held.\n",
-            join_and(parsed.wrappings.iter().map(|w| w.describe()))
-        ));
-    }
-    for &(file, hunk, n, how) in &plan.fuzz {
-        let which = if n == 1 {
-            "the hunk".to_string()
-        } else {
-            format!("hunk {} of {n}", hunk + 1)
-        };
-        out.push_str(&format!(
-            "Note: {which} for {} matched {}.\n",
-            name(file),
-            how.describe()
-        ));
-    }
+    out.push_str(&notes(parsed, plan, &name));
     out
 }
 
