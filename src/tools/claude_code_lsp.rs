@@ -308,31 +308,13 @@ fn call_hierarchy(
             };
             let (calls, r) = navigate::request::<req::CallHierarchyIncomingCalls>(a, params, ct)?;
             let calls = calls.unwrap_or_default();
-            let lines: Vec<String> = calls
-                .iter()
-                .map(|c| {
-                    let at: Vec<String> = c
-                        .from_ranges
-                        .iter()
-                        .map(|r| format!("{}:{}", r.start.line + 1, r.start.character + 1))
-                        .collect();
-                    format!(
-                        "  {} [calls at: {}]",
-                        item_line(ctx, &c.from),
-                        at.join(", ")
-                    )
-                })
-                .collect();
-            let text = if lines.is_empty() {
-                "No incoming calls found (nothing calls this function)".to_string()
-            } else {
-                format!(
-                    "Found {} incoming call{}:\n{}",
-                    lines.len(),
-                    if lines.len() == 1 { "" } else { "s" },
-                    lines.join("\n")
-                )
-            };
+            let text = calls_text(
+                ctx,
+                calls.iter().map(|c| (&c.from, c.from_ranges.as_slice())),
+                "incoming",
+                "calls at",
+                "No incoming calls found (nothing calls this function)",
+            );
             Ok(done(a, text, r))
         }
         _ => {
@@ -343,32 +325,44 @@ fn call_hierarchy(
             };
             let (calls, r) = navigate::request::<req::CallHierarchyOutgoingCalls>(a, params, ct)?;
             let calls = calls.unwrap_or_default();
-            let lines: Vec<String> = calls
-                .iter()
-                .map(|c| {
-                    let at: Vec<String> = c
-                        .from_ranges
-                        .iter()
-                        .map(|r| format!("{}:{}", r.start.line + 1, r.start.character + 1))
-                        .collect();
-                    format!(
-                        "  {} [called from: {}]",
-                        item_line(ctx, &c.to),
-                        at.join(", ")
-                    )
-                })
-                .collect();
-            let text = if lines.is_empty() {
-                "No outgoing calls found (this function calls nothing)".to_string()
-            } else {
-                format!(
-                    "Found {} outgoing call{}:\n{}",
-                    lines.len(),
-                    if lines.len() == 1 { "" } else { "s" },
-                    lines.join("\n")
-                )
-            };
+            let text = calls_text(
+                ctx,
+                calls.iter().map(|c| (&c.to, c.from_ranges.as_slice())),
+                "outgoing",
+                "called from",
+                "No outgoing calls found (this function calls nothing)",
+            );
             Ok(done(a, text, r))
         }
+    }
+}
+
+/// Claude Code's text for incoming or outgoing calls: each item with the positions of its
+/// calls (`[calls at: 12:5, 30:9]`), or the sentence for none.
+fn calls_text<'a>(
+    ctx: &Ctx,
+    calls: impl Iterator<Item = (&'a lsp_types::CallHierarchyItem, &'a [lsp_types::Range])>,
+    direction: &str,
+    at_label: &str,
+    none: &str,
+) -> String {
+    let lines: Vec<String> = calls
+        .map(|(item, ranges)| {
+            let at: Vec<String> = ranges
+                .iter()
+                .map(|r| format!("{}:{}", r.start.line + 1, r.start.character + 1))
+                .collect();
+            format!("  {} [{at_label}: {}]", item_line(ctx, item), at.join(", "))
+        })
+        .collect();
+    if lines.is_empty() {
+        none.to_string()
+    } else {
+        format!(
+            "Found {} {direction} call{}:\n{}",
+            lines.len(),
+            if lines.len() == 1 { "" } else { "s" },
+            lines.join("\n")
+        )
     }
 }

@@ -183,11 +183,7 @@ impl HttpSpec {
 
 impl HttpInitSpec {
     pub(crate) fn validate(&self) -> Result<(), String> {
-        if let Some(p) = &self.params
-            && !p.is_object()
-        {
-            return Err(format!("`params` must be a map, got {p}"));
-        }
+        check_map("params", self.params.as_ref())?;
         check_headers(&self.headers)
     }
 }
@@ -212,11 +208,7 @@ impl HttpCallSpec {
             }
             _ => {}
         }
-        if let Some(m) = &self.meta
-            && !m.is_object()
-        {
-            return Err(format!("`meta` must be a map, got {m}"));
-        }
+        check_map("meta", self.meta.as_ref())?;
         Ok(())
     }
 }
@@ -232,11 +224,15 @@ impl HttpRequestSpec {
         if self.method.trim().is_empty() {
             return Err("`http_request` needs a `method`".into());
         }
-        if let Some(p) = &self.params
-            && !p.is_object()
-        {
-            return Err(format!("`params` must be a map, got {p}"));
-        }
+        check_map("params", self.params.as_ref())?;
         Ok(())
+    }
+}
+
+/// An optional key whose value must be a map (`params`, `meta`).
+pub(super) fn check_map(key: &str, value: Option<&Value>) -> Result<(), String> {
+    match value {
+        Some(v) if !v.is_object() => Err(format!("`{key}` must be a map, got {v}")),
+        _ => Ok(()),
     }
 }

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::http_step::{HttpCallSpec, HttpInitSpec, HttpRequestSpec, HttpSpec};
+use super::http_step::{HttpCallSpec, HttpInitSpec, HttpRequestSpec, HttpSpec, check_map};
 use super::step_kind::{Needs, StepKey, StepKind};
 use super::{Expect, FileCheck, FileSpec, Placeholders, present_or_default, present_value};
 use crate::spec::vocabulary::Capability;
@@ -475,11 +475,7 @@ impl TryFrom<RawStep> for Step {
                 profiles.insert(key.to_string(), e);
             }
         }
-        if let Some(m) = &r.meta
-            && !m.is_object()
-        {
-            return Err(format!("`meta` must be a map, got {m}"));
-        }
+        check_map("meta", r.meta.as_ref())?;
         let (expect, timeout_ms, until_ms) = (r.expect.take(), r.timeout_ms, r.until_ms);
         Ok(Step {
             action: r.into_action(wait, expect.is_some())?,
