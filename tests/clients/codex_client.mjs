@@ -16,7 +16,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import Ajv2020 from "ajv/dist/2020.js";
-import { CALL_TIMEOUT, argumentChecks, modelSession, textOf, validatedCall } from "./model_client.mjs";
+import { argumentChecks, modelSession, textOf, toolsChecks, validatedCall } from "./model_client.mjs";
 
 const [kind, target, workdirArg] = process.argv.slice(2);
 const W = path.resolve(workdirArg);
@@ -90,29 +90,15 @@ const WRONG = {
 
 const { client, transport } = await connect();
 
-let tools = [];
 const validators = {};
 const ajv = new Ajv2020({ strict: false, allErrors: true });
+const tools = await toolsChecks({ check, client, ajv, validators, what: "Codex's tools", expected: EXPECTED });
 
-await check("tools/list is exactly Codex's tools", async () => {
-  tools = (await client.listTools(undefined, { timeout: CALL_TIMEOUT })).tools;
-  const names = tools.map((t) => t.name).sort();
-  return [JSON.stringify(names) === JSON.stringify(EXPECTED), `tools ${names}`];
-});
-
-await check("every inputSchema compiles (JSON Schema 2020-12), holds no $ref; the read tools read-only", async () => {
-  const bad = [];
-  for (const t of tools) {
-    if (JSON.stringify(t.inputSchema).includes('"$ref"')) bad.push(`${t.name}: $ref`);
-    const readOnly = t.annotations && t.annotations.readOnlyHint === true;
-    if (readOnly !== READ_ONLY.includes(t.name)) bad.push(`${t.name}: readOnlyHint ${readOnly}`);
-    try {
-      validators[t.name] = ajv.compile(t.inputSchema);
-    } catch (e) {
-      bad.push(`${t.name}: ${e.message}`);
-    }
-  }
-  return [bad.length === 0 && tools.length > 0, bad.join("; ")];
+await check("annotations: the read tools are read-only, the others not", async () => {
+  const bad = tools
+    .filter((t) => (t.annotations && t.annotations.readOnlyHint === true) !== READ_ONLY.includes(t.name))
+    .map((t) => `${t.name}: readOnlyHint ${t.annotations && t.annotations.readOnlyHint}`);
+  return [bad.length === 0, bad.join("; ")];
 });
 
 await argumentChecks({

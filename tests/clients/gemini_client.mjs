@@ -20,7 +20,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import Ajv2020 from "ajv/dist/2020.js";
-import { CALL_TIMEOUT, argumentChecks, modelSession, textOf, validatedCall } from "./model_client.mjs";
+import { argumentChecks, modelSession, textOf, toolsChecks, validatedCall } from "./model_client.mjs";
 
 const [kind, target, workdirArg] = process.argv.slice(2);
 const W = path.resolve(workdirArg);
@@ -126,28 +126,9 @@ const WRONG = {
 // ---- the session ----------------------------------------------------------------------------
 const { client, transport } = await connect();
 
-let tools = [];
 const validators = {};
 const ajv = new Ajv2020({ strict: false, allErrors: true });
-
-await check("tools/list is exactly Gemini CLI's tool names", async () => {
-  tools = (await client.listTools(undefined, { timeout: CALL_TIMEOUT })).tools;
-  const names = tools.map((t) => t.name).sort();
-  return [JSON.stringify(names) === JSON.stringify(EXPECTED), `tools ${names}`];
-});
-
-await check("every inputSchema compiles (JSON Schema 2020-12) and holds no $ref", async () => {
-  const bad = [];
-  for (const t of tools) {
-    if (JSON.stringify(t.inputSchema).includes('"$ref"')) bad.push(`${t.name}: $ref`);
-    try {
-      validators[t.name] = ajv.compile(t.inputSchema);
-    } catch (e) {
-      bad.push(`${t.name}: ${e.message}`);
-    }
-  }
-  return [bad.length === 0 && tools.length > 0, bad.join("; ")];
-});
+const tools = await toolsChecks({ check, client, ajv, validators, what: "Gemini CLI's tool names", expected: EXPECTED });
 
 await check("annotations: the read and search tools are read-only, the others not", async () => {
   const ro = Object.fromEntries(tools.map((t) => [t.name, t.annotations && t.annotations.readOnlyHint]));

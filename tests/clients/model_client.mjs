@@ -139,3 +139,31 @@ export async function argumentChecks({ check, client, ajv, validators, model, ar
     return [bad.length === 0 && same, `${bad.join("; ")}${untouched ? ` untouched=${same}` : ""}`];
   });
 }
+
+/**
+ * The tools/list checks every model client starts with: the names are exactly `expected`
+ * (`what` names them in the check), and every inputSchema compiles as JSON Schema 2020-12
+ * and holds no `$ref` (clients and model APIs that do not resolve references exist).
+ * Fills `validators` by tool name; returns the tools.
+ */
+export async function toolsChecks({ check, client, ajv, validators, what, expected }) {
+  let tools = [];
+  await check(`tools/list is exactly ${what}`, async () => {
+    tools = (await client.listTools(undefined, { timeout: CALL_TIMEOUT })).tools;
+    const names = tools.map((t) => t.name).sort();
+    return [JSON.stringify(names) === JSON.stringify(expected), `tools ${names}`];
+  });
+  await check("every inputSchema compiles (JSON Schema 2020-12) and holds no $ref", async () => {
+    const bad = [];
+    for (const t of tools) {
+      if (JSON.stringify(t.inputSchema).includes('"$ref"')) bad.push(`${t.name}: $ref`);
+      try {
+        validators[t.name] = ajv.compile(t.inputSchema);
+      } catch (e) {
+        bad.push(`${t.name}: ${e.message}`);
+      }
+    }
+    return [bad.length === 0 && tools.length > 0, bad.join("; ")];
+  });
+  return tools;
+}
