@@ -141,7 +141,9 @@ impl ToolError {
 
 impl fmt::Display for ToolError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "[{}] {}", self.code.as_str(), self.message)
+        // Bounded whatever a tool put in it (issue 28 §7).
+        let message = crate::text::quote::bound_message(&self.message);
+        write!(f, "[{}] {}", self.code.as_str(), message)
     }
 }
 

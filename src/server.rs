@@ -289,7 +289,8 @@ impl ServerHandler for BorisServer {
         if self.get_tool(&name).is_none() {
             return Err(McpError::invalid_params(
                 format!(
-                    "unknown tool {name:?}; this server has: {}",
+                    "unknown tool {}; this server has: {}",
+                    crate::text::quote::quoted(&name),
                     self.ctx
                         .shared
                         .tools
@@ -324,7 +325,7 @@ impl ServerHandler for BorisServer {
         match tools::dispatch(&ctx, &name, args, call).await {
             Some(result) => Ok(result.into()),
             None => Err(McpError::invalid_params(
-                format!("unknown tool {name:?}"),
+                format!("unknown tool {}", crate::text::quote::quoted(&name)),
                 None,
             )),
         }

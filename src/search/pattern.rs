@@ -40,13 +40,11 @@ impl PathGlob {
         {
             p = rest;
         }
-        let matcher = GlobBuilder::new(p)
-            .case_insensitive(case_insensitive)
-            .literal_separator(true)
-            .backslash_escape(true)
-            .build()
-            .map_err(|e| e.kind().to_string())?
-            .compile_matcher();
+        let matcher = compile(p, |b| {
+            b.case_insensitive(case_insensitive)
+                .literal_separator(true)
+                .backslash_escape(true);
+        })?;
         Ok(PathGlob {
             matcher,
             has_slash: p.contains('/'),
@@ -68,6 +66,32 @@ impl PathGlob {
         }
         self.matcher.is_match(name) || (self.has_slash && self.matcher.is_match(rel()))
     }
+}
+
+/// The longest glob compiled, in bytes: twice PATH_MAX, so a pattern can spell out any path
+/// and a few alternatives. An outside fuzzer's 500 KB pattern made globset's regex
+/// outgrow its size limit, which globset answers with a panic (issue 28 §7).
+pub const MAX_GLOB_BYTES: usize = 8 * 1024;
+
+/// Compiles `pattern` with the options `configure` sets, refusing one over
+/// [`MAX_GLOB_BYTES`] before globset sees it. Every glob a tool takes goes through here.
+pub fn compile(
+    pattern: &str,
+    configure: impl FnOnce(&mut GlobBuilder),
+) -> Result<GlobMatcher, String> {
+    if pattern.len() > MAX_GLOB_BYTES {
+        return Err(format!(
+            "the pattern is {} bytes long, over the {MAX_GLOB_BYTES}-byte limit",
+            pattern.len()
+        ));
+    }
+    let mut builder = GlobBuilder::new(pattern);
+    configure(&mut builder);
+    let glob = builder.build().map_err(|e| e.kind().to_string())?;
+    // Unreachable within the bound (a test compiles the costliest patterns at it); kept so
+    // that a globset change can never turn a pattern into a panic.
+    std::panic::catch_unwind(|| glob.compile_matcher())
+        .map_err(|_| "the pattern is too complex to compile".to_string())
 }
 
 /// The type names a `type` argument accepts: ripgrep's (which include the seed's `python`,
@@ -103,6 +127,24 @@ mod tests {
     use super::*;
     use std::path::PathBuf;
 
+    /// Every token at its costliest, repeated up to the bound, compiles without a panic,
+    /// case-sensitive or not (the bound makes `compile`'s catch_unwind unreachable).
+    #[test]
+    fn the_costliest_patterns_at_the_bound_compile() {
+        for token in [
+            "a", "*", "?", "[!a]", "[a-z]", "**/", "{a,b}", "\\x", "é", "{*,?}",
+        ] {
+            let pattern = token.repeat(MAX_GLOB_BYTES / token.len());
+            for case_insensitive in [false, true] {
+                assert!(
+                    PathGlob::with_case(&pattern, case_insensitive).is_ok(),
+                    "{token} x {}",
+                    MAX_GLOB_BYTES / token.len()
+                );
+            }
+        }
+    }
+
     fn m(pattern: &str, rel: &str) -> bool {
         let g = PathGlob::new(pattern).unwrap();
         let rel = Path::new(rel);
@@ -137,6 +179,11 @@ mod tests {
     #[test]
     fn bad_globs_are_errors() {
         assert!(PathGlob::new("a[").is_err());
+        assert!(
+            PathGlob::new(&"a".repeat(MAX_GLOB_BYTES + 1))
+                .unwrap_err()
+                .contains("over the 8192-byte limit")
+        );
         assert!(PathGlob::new("{a,b").is_err());
     }
 

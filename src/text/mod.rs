@@ -7,6 +7,7 @@ pub mod line_index;
 pub mod lines;
 pub mod notebook;
 pub mod patch;
+pub mod quote;
 pub mod ranges;
 pub mod replace;
 pub mod sanitize;

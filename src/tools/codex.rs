@@ -18,6 +18,7 @@ use crate::search::output::Page;
 use crate::search::pattern::PathGlob;
 use crate::text::indent_block::{self, BlockOptions};
 use crate::text::lines::hash_bytes;
+use crate::text::quote::quoted;
 use crate::tool_name::ToolName;
 use rmcp::model::{CallToolResult, ContentBlock, Tool};
 use schemars::JsonSchema;
@@ -471,7 +472,7 @@ pub fn grep_files(
         Some(g) => Some(PathGlob::new(g).map_err(|e| {
             ToolError::new(
                 ErrorCode::GlobInvalidPattern,
-                format!("include {g:?} is not a valid glob: {e}"),
+                format!("include {} is not a valid glob: {e}", quoted(g)),
             )
         })?),
     };

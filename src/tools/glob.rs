@@ -11,6 +11,7 @@ use crate::error::{ErrorCode, ToolError, ToolResult};
 use crate::search::Cancelled;
 use crate::search::glob as engine;
 use crate::search::pattern::PathGlob;
+use crate::text::quote::quoted;
 use crate::tool_name::ToolName;
 use rmcp::model::{CallToolResult, Tool};
 use schemars::JsonSchema;
@@ -109,14 +110,14 @@ pub fn run(
         Some(other) => {
             return Err(ToolError::new(
                 ErrorCode::GlobInvalidType,
-                format!("type {other:?} is not one of: file, directory"),
+                format!("type {} is not one of: file, directory", quoted(other)),
             ));
         }
     };
     let glob = PathGlob::new(&args.pattern).map_err(|e| {
         ToolError::new(
             ErrorCode::GlobInvalidPattern,
-            format!("{:?} is not a valid glob: {e}", args.pattern),
+            format!("{} is not a valid glob: {e}", quoted(&args.pattern)),
         )
     })?;
     let root = super::grep::open_root(ctx, args.path.as_deref())?;

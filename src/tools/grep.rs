@@ -11,6 +11,7 @@ use crate::search::grep::{self as engine, Mode, Query};
 use crate::search::output::Page;
 use crate::search::pattern::{self, PathGlob};
 use crate::search::walk::Root;
+use crate::text::quote::quoted;
 use crate::tool_name::ToolName;
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use rmcp::model::{CallToolResult, Tool};
@@ -237,7 +238,7 @@ fn validate(args: GrepArgs) -> ToolResult<(Query, Option<String>)> {
         Some(other) => {
             return Err(ToolError::new(
                 ErrorCode::GrepInvalidOutputMode,
-                format!("output_mode {other:?} is not one of: {MODES}"),
+                format!("output_mode {} is not one of: {MODES}", quoted(other)),
             ));
         }
     };
@@ -259,15 +260,17 @@ fn validate(args: GrepArgs) -> ToolResult<(Query, Option<String>)> {
     };
     let include = include
         .map(|g| {
-            PathGlob::new(&g)
-                .map_err(|e| ToolError::invalid(format!("include {g:?} is not a valid glob: {e}")))
+            PathGlob::new(&g).map_err(|e| {
+                ToolError::invalid(format!("include {} is not a valid glob: {e}", quoted(&g)))
+            })
         })
         .transpose()?;
     let types = match args.file_type.as_deref().map(str::trim) {
         None | Some("") => None,
         Some(name) => Some(pattern::file_type(name).ok_or_else(|| {
             ToolError::invalid(format!(
-                "type {name:?} is not a known file type. Valid types: {}",
+                "type {} is not a known file type. Valid types: {}",
+                quoted(name),
                 pattern::type_names().join(", ")
             ))
         })?),
@@ -320,9 +323,24 @@ pub(super) fn build_matcher(
             Err(plain) => plain.to_string(),
             Ok(_) => e.to_string(),
         };
+        // The regex crate draws the pattern and a caret line under it: for a long pattern,
+        // keep only what it says is wrong (issue 28 §7).
+        let detail = if pattern.len() > crate::text::quote::QUOTE_MAX_BYTES {
+            let said: Vec<&str> = detail.lines().filter(|l| l.starts_with("error:")).collect();
+            if said.is_empty() {
+                crate::text::quote::cut_long_quotes(&detail)
+            } else {
+                said.join(" ")
+            }
+        } else {
+            detail
+        };
         ToolError::new(
             ErrorCode::GrepInvalidPattern,
-            format!("{pattern:?} is not a valid regular expression{hint}: {detail}"),
+            format!(
+                "{} is not a valid regular expression{hint}: {detail}",
+                quoted(pattern)
+            ),
         )
     })
 }

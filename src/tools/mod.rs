@@ -614,6 +614,11 @@ pub fn panic_result(tool: &str, payload: Option<Box<dyn std::any::Any + Send>>) 
                 .or_else(|| p.downcast_ref::<String>().cloned())
         })
         .unwrap_or_else(|| "unknown panic".to_string());
+    // A library's panic message may quote an argument whole (globset quotes the regex it
+    // built from a pattern): cut it (issue 28 §7).
+    let detail = crate::text::quote::cut_long_quotes(&detail);
+    let detail =
+        crate::text::quote::head_with_ellipsis(&detail, 4 * crate::text::quote::QUOTE_MAX_BYTES);
     tracing::error!(tool, %detail, "tool call panicked");
     CallToolResult::error(vec![ContentBlock::text(format!(
         "[INTERNAL_ERROR] the {tool} tool failed unexpectedly ({detail}). Files are written \
@@ -627,7 +632,8 @@ pub fn panic_result(tool: &str, payload: Option<Box<dyn std::any::Any + Send>>) 
 pub fn parse<T: DeserializeOwned>(tool: &str, args: JsonObject) -> ToolResult<T> {
     serde_path_to_error::deserialize(serde_json::Value::Object(args)).map_err(|e| {
         let path = e.path().to_string();
-        let inner = e.into_inner();
+        // serde quotes the offending value whole: cut it (issue 28 §7).
+        let inner = crate::text::quote::cut_long_quotes(&e.into_inner().to_string());
         if path == "." {
             ToolError::invalid(format!("invalid arguments for {tool}: {inner}"))
         } else {

@@ -75,8 +75,9 @@ fn find(ctx: &Ctx, id: &str) -> ToolResult<Arc<Task>> {
         ToolError::new(
             ErrorCode::BashTaskNotFound,
             format!(
-                "no background task {id:?} in this session (finished tasks are forgotten once \
+                "no background task {} in this session (finished tasks are forgotten once \
                  read); current tasks: {}",
+                crate::text::quote::quoted(id),
                 if known.is_empty() {
                     "none".to_string()
                 } else {

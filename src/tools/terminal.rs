@@ -45,9 +45,11 @@ pub struct StartArgs {
     pub login: Option<bool>,
     /// Terminal rows (default 24).
     #[serde(default)]
+    #[schemars(range(min = terminal::MIN_ROWS, max = terminal::MAX_ROWS))]
     pub rows: Option<u16>,
     /// Terminal columns (default 80).
     #[serde(default)]
+    #[schemars(range(min = terminal::MIN_COLS, max = terminal::MAX_COLS))]
     pub cols: Option<u16>,
     /// How long to wait, in milliseconds, before answering while the program is still
     /// working (default 10000, at most 600000). The answer comes sooner when the program
@@ -105,8 +107,10 @@ pub struct ResizeArgs {
     /// The session_id terminal_start returned.
     pub session_id: String,
     /// New number of rows.
+    #[schemars(range(min = terminal::MIN_ROWS, max = terminal::MAX_ROWS))]
     pub rows: u16,
     /// New number of columns.
+    #[schemars(range(min = terminal::MIN_COLS, max = terminal::MAX_COLS))]
     pub cols: u16,
     /// How long to wait for the program to redraw, in milliseconds (default 1000).
     #[serde(default)]
@@ -419,8 +423,9 @@ fn find(ctx: &Ctx, id: &str) -> ToolResult<Arc<Session>> {
         ToolError::new(
             ErrorCode::TerminalNotFound,
             format!(
-                "no terminal session {id:?} in this session (an ended session is forgotten once \
+                "no terminal session {} in this session (an ended session is forgotten once \
                  its end was reported); open sessions: {}",
+                crate::text::quote::quoted(id),
                 if known.is_empty() {
                     "none".to_string()
                 } else {

@@ -7,6 +7,7 @@ use super::super::{Ctx, text_result};
 use crate::error::{ErrorCode, ToolError, ToolResult};
 use crate::scope::ScopedPath;
 use crate::text::lines::{MAX_LINE_CHARS, truncate_line};
+use crate::text::quote::quoted;
 use rmcp::model::{CallToolResult, ContentBlock};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -364,14 +365,12 @@ fn name_globs(patterns: &[String]) -> ToolResult<Vec<globset::GlobMatcher>> {
     patterns
         .iter()
         .map(|p| {
-            globset::Glob::new(p)
-                .map(|g| g.compile_matcher())
-                .map_err(|e| {
-                    ToolError::new(
-                        ErrorCode::GlobInvalidPattern,
-                        format!("ignore pattern {p:?} is not a valid glob: {}", e.kind()),
-                    )
-                })
+            crate::search::pattern::compile(p, |_| {}).map_err(|e| {
+                ToolError::new(
+                    ErrorCode::GlobInvalidPattern,
+                    format!("ignore pattern {} is not a valid glob: {e}", quoted(p)),
+                )
+            })
         })
         .collect()
 }

@@ -10,6 +10,7 @@ use crate::search::grep::{self as engine, LineLimits, Query};
 use crate::search::output::{LineKind, Page};
 use crate::search::pattern::PathGlob;
 use crate::search::walk::Root;
+use crate::text::quote::quoted;
 use rmcp::model::CallToolResult;
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -105,7 +106,7 @@ pub fn glob(ctx: &Ctx, args: GlobArgs, ct: &CancellationToken) -> ToolResult<Cal
         .map_err(|e| {
             ToolError::new(
                 ErrorCode::GlobInvalidPattern,
-                format!("{:?} is not a valid glob: {e}", args.pattern),
+                format!("{} is not a valid glob: {e}", quoted(&args.pattern)),
             )
         })?;
     let root = open_root(ctx, args.dir_path.as_deref())?;
@@ -228,7 +229,7 @@ pub fn grep_search(
         Some(g) => Some(PathGlob::new(g).map_err(|e| {
             ToolError::new(
                 ErrorCode::GlobInvalidPattern,
-                format!("include_pattern {g:?} is not a valid glob: {e}"),
+                format!("include_pattern {} is not a valid glob: {e}", quoted(g)),
             )
         })?),
     };
@@ -372,7 +373,7 @@ pub fn files_for_patterns(
             PathGlob::with_case(e.trim().trim_end_matches('/'), true).map_err(|err| {
                 ToolError::new(
                     ErrorCode::GlobInvalidPattern,
-                    format!("exclude pattern {e:?} is not a valid glob: {err}"),
+                    format!("exclude pattern {} is not a valid glob: {err}", quoted(e)),
                 )
             })
         })
@@ -428,7 +429,7 @@ pub fn files_for_patterns(
         let glob = PathGlob::with_case(p, true).map_err(|e| {
             ToolError::new(
                 ErrorCode::GlobInvalidPattern,
-                format!("include pattern {p:?} is not a valid glob: {e}"),
+                format!("include pattern {} is not a valid glob: {e}", quoted(p)),
             )
         })?;
         walk_into(ctx, &cwd_root, &glob, respect_ignore, ct, &mut |p| {
