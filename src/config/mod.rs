@@ -6,8 +6,11 @@
 //! deny pattern like `*.{pem,key}` survives). clap's own `env` support would split the
 //! repeated flags too, so list env vars are read here by hand.
 
+mod http_limits;
 mod validate;
 mod values;
+
+pub use http_limits::HttpLimits;
 
 pub use values::{TaskAfter, parse_seconds, parse_size, parse_task_after, split_env_list};
 
@@ -267,6 +270,10 @@ pub struct Cli {
     #[arg(long, env = "BORIS_SESSION_IDLE_TIMEOUT", default_value_t = 600)]
     pub session_idle_timeout: u64,
 
+    /// The HTTP transport's limits against hostile load (issue 27).
+    #[command(flatten)]
+    pub http_limits: HttpLimits,
+
     /// Log level (logs go to stderr).
     #[arg(long, env = "BORIS_LOG_LEVEL", value_enum, default_value = "info")]
     pub log_level: LogLevel,
@@ -412,6 +419,7 @@ pub struct Config {
     pub require_view_before_edit: ViewBeforeEdit,
     pub bash_profile: BashProfile,
     pub session_idle_timeout: Duration,
+    pub http_limits: HttpLimits,
     pub log_level: LogLevel,
     pub log_format: LogFormat,
     /// The sandbox commands run in; `None`: unconfined (`--sandbox off`, or `auto` where

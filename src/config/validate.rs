@@ -105,10 +105,10 @@ impl Cli {
             "BORIS_ALLOWED_ORIGINS",
         );
         for origin in &allowed_origins {
-            if origin != "null" && !origin.contains("://") {
+            if !crate::transport::http::valid_origin_entry(origin) {
                 return Err(ConfigError(format!(
-                    "invalid value {origin:?} for {origin_name}: an origin has a scheme, \
-                     e.g. https://app.example.com or http://devbox:*"
+                    "invalid value {origin:?} for {origin_name}: an origin is scheme://host[:port] \
+                     and nothing else, e.g. https://app.example.com or http://devbox:*"
                 )));
             }
         }
@@ -265,6 +265,7 @@ impl Cli {
             require_view_before_edit: self.require_view_before_edit,
             bash_profile: self.bash_profile,
             session_idle_timeout: Duration::from_secs(self.session_idle_timeout),
+            http_limits: self.http_limits,
             log_level: self.log_level,
             log_format: self.log_format,
             sandbox,
