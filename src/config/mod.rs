@@ -6,10 +6,12 @@
 //! deny pattern like `*.{pem,key}` survives). clap's own `env` support would split the
 //! repeated flags too, so list env vars are read here by hand.
 
+mod auth;
 mod http_limits;
 mod validate;
 mod values;
 
+pub use auth::{Auth, AuthArgs, AuthMode, is_loopback};
 pub use http_limits::HttpLimits;
 
 pub use values::{TaskAfter, parse_seconds, parse_size, parse_task_after, split_env_list};
@@ -210,6 +212,10 @@ pub struct Cli {
     #[arg(long, env = "BORIS_GENERATE_TOKEN", value_parser = clap::builder::BoolishValueParser::new(), default_value_t = false, num_args = 0..=1, default_missing_value = "true")]
     pub generate_token: bool,
 
+    /// How HTTP clients authenticate (issue 30 §1).
+    #[command(flatten)]
+    pub auth: AuthArgs,
+
     /// Seconds after which a foreground bash call still running is handed off to a
     /// background task (its answer: the output so far and the task_id), 0 = never. For
     /// clients that give up on a call after 60 s, 45 is a good value.
@@ -402,6 +408,8 @@ pub struct Config {
     pub tool_profile: ToolProfile,
     pub token: Option<String>,
     pub generate_token: bool,
+    /// `--auth` and `--token-header`, resolved.
+    pub auth: Auth,
     pub allowed_origins: Vec<String>,
     pub allowed_hosts: Vec<String>,
     /// `--env` entries, in order.

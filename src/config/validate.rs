@@ -237,6 +237,14 @@ impl Cli {
             )));
         }
 
+        let auth = super::auth::resolve(
+            &self.auth,
+            self.token.is_some() || self.generate_token,
+            &self.host,
+            self.transport == super::Transport::Http,
+        )
+        .map_err(ConfigError)?;
+
         Ok(Config {
             transport: self.transport,
             host: self.host,
@@ -251,6 +259,7 @@ impl Cli {
             tool_profile,
             token: self.token,
             generate_token: self.generate_token,
+            auth,
             allowed_origins,
             allowed_hosts,
             env: command_env,

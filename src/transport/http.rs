@@ -89,8 +89,15 @@ pub fn router(shared: Arc<Shared>, token: Option<String>, ct: CancellationToken)
         ))
         .layer(middleware::from_fn_with_state(cap, screen_messages))
         .layer(middleware::from_fn(delete_answers_ok))
-        .layer(middleware::from_fn_with_state(
-            token.map(Arc::<str>::from),
+        // Only on /mcp: any other path is 404 without a token, so a client probing for
+        // OAuth discovery documents learns there are none (issue 30 §1).
+        .route_layer(middleware::from_fn_with_state(
+            token.map(|token| {
+                Arc::new(TokenCheck {
+                    token: token.into(),
+                    header: token_header(&config.auth),
+                })
+            }),
             require_bearer,
         ));
     Router::new()
@@ -100,7 +107,7 @@ pub fn router(shared: Arc<Shared>, token: Option<String>, ct: CancellationToken)
         )
         .merge(protected)
         // Before authentication, so that a preflight is answered without a token.
-        .layer(cors(origins.clone()))
+        .layer(cors(origins.clone(), token_header(&config.auth)))
         // Outermost: a foreign page gets 403 even for its preflight.
         .layer(middleware::from_fn_with_state(
             header_policy,
@@ -222,23 +229,26 @@ async fn delete_answers_ok(req: Request, next: Next) -> Response {
     response
 }
 
-fn cors(origins: Arc<Vec<String>>) -> CorsLayer {
+fn cors(origins: Arc<Vec<String>>, token_header: Option<HeaderName>) -> CorsLayer {
+    let mut allowed = vec![
+        header::CONTENT_TYPE,
+        header::AUTHORIZATION,
+        header::ACCEPT,
+        HeaderName::from_static("mcp-session-id"),
+        HeaderName::from_static("mcp-protocol-version"),
+        HeaderName::from_static("last-event-id"),
+        // The 2026-07-28 stateless requests name their method and target.
+        HeaderName::from_static("mcp-method"),
+        HeaderName::from_static("mcp-name"),
+    ];
+    // A browser may send the token in the header --token-header names.
+    allowed.extend(token_header);
     CorsLayer::new()
         .allow_origin(AllowOrigin::predicate(move |origin, _| {
             origin.to_str().is_ok_and(|o| origin_allowed(o, &origins))
         }))
         .allow_methods([Method::GET, Method::POST, Method::DELETE, Method::OPTIONS])
-        .allow_headers([
-            header::CONTENT_TYPE,
-            header::AUTHORIZATION,
-            header::ACCEPT,
-            HeaderName::from_static("mcp-session-id"),
-            HeaderName::from_static("mcp-protocol-version"),
-            HeaderName::from_static("last-event-id"),
-            // The 2026-07-28 stateless requests name their method and target.
-            HeaderName::from_static("mcp-method"),
-            HeaderName::from_static("mcp-name"),
-        ])
+        .allow_headers(allowed)
         .expose_headers([
             HeaderName::from_static("mcp-session-id"),
             header::WWW_AUTHENTICATE,
@@ -278,7 +288,16 @@ pub fn literal_addrs(host: &str, port: u16) -> Option<Vec<SocketAddr>> {
 /// The lines printed on stderr once the HTTP server listens: the endpoint's URL (for an
 /// unspecified address, that it listens on every interface), and whether a bearer token
 /// is needed, with the token itself when Boris generated it.
-pub fn start_banner(bound: SocketAddr, token: Option<&str>, generated: bool) -> String {
+pub fn start_banner(
+    bound: SocketAddr,
+    token: Option<&str>,
+    generated: bool,
+    auth: &crate::config::Auth,
+) -> String {
+    let send = match auth {
+        crate::config::Auth::Token { header: Some(h) } => format!("`{h}: <token>`"),
+        _ => "`Authorization: Bearer <token>`".to_string(),
+    };
     let port = bound.port();
     let url = if bound.ip().is_unspecified() {
         let family = if bound.is_ipv4() {
@@ -304,48 +323,62 @@ pub fn start_banner(bound: SocketAddr, token: Option<&str>, generated: bool) -> 
     };
     let auth = match (token, generated) {
         (Some(token), true) => format!(
-            "boris: a bearer token is required (generated): send `Authorization: Bearer <token>`\nbearer token: {token}"
+            "boris: a bearer token is required (generated): send {send}\nbearer token: {token}"
         ),
-        (Some(_), false) => {
-            "boris: a bearer token is required (--token): send `Authorization: Bearer <token>`"
-                .to_string()
-        }
+        (Some(_), false) => format!("boris: a bearer token is required (--token): send {send}"),
         (None, _) => "boris: no bearer token required (--token or --generate-token to require one)"
             .to_string(),
     };
     format!("{url}\n{auth}")
 }
 
-pub fn is_loopback(host: &str) -> bool {
-    host == "localhost"
-        || host
-            .trim_matches(|c| c == '[' || c == ']')
-            .parse::<IpAddr>()
-            .is_ok_and(|ip| ip.is_loopback())
+pub use crate::config::is_loopback;
+
+/// The token and where it comes: `Authorization: Bearer <token>`, or the header
+/// `--token-header` names (issue 30 §1), never the query string.
+struct TokenCheck {
+    token: Arc<str>,
+    /// `None`: `Authorization`.
+    header: Option<HeaderName>,
+}
+
+/// The header `--token-header` names, if any (validated with the configuration).
+fn token_header(auth: &crate::config::Auth) -> Option<HeaderName> {
+    match auth {
+        crate::config::Auth::Token { header: Some(h) } => HeaderName::from_bytes(h.as_bytes()).ok(),
+        _ => None,
+    }
+}
+
+/// The token a request presents. In `Authorization` it must be `Bearer <token>` (the
+/// scheme in any case); in a header of its own, the token alone or `Bearer <token>`.
+fn presented_token<'a>(req: &'a Request, check: &TokenCheck) -> Option<&'a str> {
+    let name = check.header.as_ref().unwrap_or(&header::AUTHORIZATION);
+    let value = req.headers().get(name)?.to_str().ok()?.trim();
+    match value.split_once(' ') {
+        Some((scheme, rest)) if scheme.eq_ignore_ascii_case("bearer") => Some(rest.trim()),
+        Some(_) => None,
+        None if check.header.is_some() => Some(value),
+        None => None,
+    }
 }
 
 async fn require_bearer(
-    State(token): State<Option<Arc<str>>>,
+    State(check): State<Option<Arc<TokenCheck>>>,
     req: Request,
     next: Next,
 ) -> Response {
-    let Some(expected) = token else {
+    let Some(check) = check else {
         return next.run(req).await;
     };
     if req.method() == Method::OPTIONS {
         return next.run(req).await;
     }
-    let presented = req
-        .headers()
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| {
-            let (scheme, rest) = v.split_once(' ')?;
-            scheme.eq_ignore_ascii_case("bearer").then(|| rest.trim())
-        });
-    if presented.is_some_and(|p| constant_time_eq(p.as_bytes(), expected.as_bytes())) {
+    let presented = presented_token(&req, &check);
+    if presented.is_some_and(|p| constant_time_eq(p.as_bytes(), check.token.as_bytes())) {
         return next.run(req).await;
     }
+    let header_name = check.header.as_ref().unwrap_or(&header::AUTHORIZATION);
     // Rate-limited, and never what was presented: a near miss would leak the token.
     static FAILURES: http_conn::Throttle = http_conn::Throttle::new();
     if let Some(held_back) = FAILURES.admit() {
@@ -354,8 +387,8 @@ async fn require_bearer(
             .get::<axum::extract::ConnectInfo<SocketAddr>>()
             .map(|c| c.0.ip().to_string())
             .unwrap_or_default();
-        let reason = match (req.headers().get(header::AUTHORIZATION), presented) {
-            (None, _) => "no Authorization header",
+        let reason = match (req.headers().get(header_name), presented) {
+            (None, _) => "no token header",
             (Some(_), None) => "not a bearer token",
             (Some(_), Some(_)) => "wrong token",
         };
@@ -365,7 +398,11 @@ async fn require_bearer(
         StatusCode::UNAUTHORIZED,
         Json(serde_json::json!({
             "error": "unauthorized",
-            "message": "this server needs `Authorization: Bearer <token>` (see --token)"
+            "message": if check.header.is_some() {
+                format!("this server needs `{header_name}: <token>` (see --token and --token-header)")
+            } else {
+                "this server needs `Authorization: Bearer <token>` (see --token)".to_string()
+            }
         })),
     )
         .into_response();
@@ -432,14 +469,15 @@ pub async fn serve(shared: Arc<Shared>, token: Option<String>) -> anyhow::Result
     .map_err(|e| anyhow::anyhow!("cannot listen on {addr}: {e}"))?;
     let bound = listener.local_addr()?;
     if !is_loopback(&config.host) && token.is_none() {
-        tracing::warn!(%bound, "listening beyond loopback without a bearer token: anyone who can reach this port can run commands (use --token or --generate-token)");
+        // Only with `--auth none` said (without it the configuration is refused).
+        tracing::warn!(%bound, "listening beyond loopback with --auth none: anyone who can reach this port can run commands");
     }
     // Whatever the log level, and before the `bound=` line harnesses wait for: what a
     // user needs to point a client at this server.
     let _ = writeln!(
         std::io::stderr(),
         "{}",
-        start_banner(bound, token.as_deref(), config.generate_token)
+        start_banner(bound, token.as_deref(), config.generate_token, &config.auth)
     );
     tracing::info!(%bound, "serving MCP over streamable HTTP at /mcp");
 
@@ -553,28 +591,34 @@ mod tests {
 
     #[test]
     fn the_start_banner_gives_the_url_and_the_token() {
-        let banner = start_banner("127.0.0.1:8080".parse().unwrap(), Some("abc"), true);
+        use crate::config::Auth;
+        let bearer = Auth::Token { header: None };
+        let banner = start_banner(
+            "127.0.0.1:8080".parse().unwrap(),
+            Some("abc"),
+            true,
+            &bearer,
+        );
         assert!(banner.contains("http://127.0.0.1:8080/mcp"), "{banner}");
         assert!(banner.contains("\nbearer token: abc"), "{banner}");
-        let banner = start_banner("[::1]:9".parse().unwrap(), Some("abc"), false);
+        assert!(
+            banner.contains("send `Authorization: Bearer <token>`"),
+            "{banner}"
+        );
+        let own = Auth::Token {
+            header: Some("x-boris-token".into()),
+        };
+        let banner = start_banner("[::1]:9".parse().unwrap(), Some("abc"), false, &own);
+        assert!(banner.contains("send `x-boris-token: <token>`"), "{banner}");
         assert!(banner.contains("http://[::1]:9/mcp"), "{banner}");
         assert!(
             banner.contains("required (--token)") && !banner.contains("abc"),
             "{banner}"
         );
-        let banner = start_banner("0.0.0.0:8080".parse().unwrap(), None, false);
+        let none = Auth::None { explicit: true };
+        let banner = start_banner("0.0.0.0:8080".parse().unwrap(), None, false, &none);
         assert!(banner.contains("all IPv4 interfaces"), "{banner}");
         assert!(banner.contains("no bearer token required"), "{banner}");
-    }
-
-    #[test]
-    fn loopback_names() {
-        assert!(is_loopback("127.0.0.1"));
-        assert!(is_loopback("::1"));
-        assert!(is_loopback("[::1]"));
-        assert!(is_loopback("localhost"));
-        assert!(!is_loopback("0.0.0.0"));
-        assert!(!is_loopback("10.1.2.3"));
     }
 
     #[test]
