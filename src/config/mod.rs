@@ -6,8 +6,13 @@
 //! deny pattern like `*.{pem,key}` survives). clap's own `env` support would split the
 //! repeated flags too, so list env vars are read here by hand.
 
+mod auth;
+mod http_limits;
 mod validate;
 mod values;
+
+pub use auth::{Auth, AuthArgs, AuthMode, is_loopback};
+pub use http_limits::HttpLimits;
 
 pub use values::{TaskAfter, parse_seconds, parse_size, parse_task_after, split_env_list};
 
@@ -207,6 +212,10 @@ pub struct Cli {
     #[arg(long, env = "BORIS_GENERATE_TOKEN", value_parser = clap::builder::BoolishValueParser::new(), default_value_t = false, num_args = 0..=1, default_missing_value = "true")]
     pub generate_token: bool,
 
+    /// How HTTP clients authenticate (issue 30 §1).
+    #[command(flatten)]
+    pub auth: AuthArgs,
+
     /// Seconds after which a foreground bash call still running is handed off to a
     /// background task (its answer: the output so far and the task_id), 0 = never. For
     /// clients that give up on a call after 60 s, 45 is a good value.
@@ -266,6 +275,10 @@ pub struct Cli {
     /// Seconds before an idle HTTP session is closed and its tasks killed.
     #[arg(long, env = "BORIS_SESSION_IDLE_TIMEOUT", default_value_t = 600)]
     pub session_idle_timeout: u64,
+
+    /// The HTTP transport's limits against hostile load (issue 27).
+    #[command(flatten)]
+    pub http_limits: HttpLimits,
 
     /// Log level (logs go to stderr).
     #[arg(long, env = "BORIS_LOG_LEVEL", value_enum, default_value = "info")]
@@ -395,6 +408,8 @@ pub struct Config {
     pub tool_profile: ToolProfile,
     pub token: Option<String>,
     pub generate_token: bool,
+    /// `--auth` and `--token-header`, resolved.
+    pub auth: Auth,
     pub allowed_origins: Vec<String>,
     pub allowed_hosts: Vec<String>,
     /// `--env` entries, in order.
@@ -412,6 +427,7 @@ pub struct Config {
     pub require_view_before_edit: ViewBeforeEdit,
     pub bash_profile: BashProfile,
     pub session_idle_timeout: Duration,
+    pub http_limits: HttpLimits,
     pub log_level: LogLevel,
     pub log_format: LogFormat,
     /// The sandbox commands run in; `None`: unconfined (`--sandbox off`, or `auto` where

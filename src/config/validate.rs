@@ -105,10 +105,10 @@ impl Cli {
             "BORIS_ALLOWED_ORIGINS",
         );
         for origin in &allowed_origins {
-            if origin != "null" && !origin.contains("://") {
+            if !crate::transport::http::valid_origin_entry(origin) {
                 return Err(ConfigError(format!(
-                    "invalid value {origin:?} for {origin_name}: an origin has a scheme, \
-                     e.g. https://app.example.com or http://devbox:*"
+                    "invalid value {origin:?} for {origin_name}: an origin is scheme://host[:port] \
+                     and nothing else, e.g. https://app.example.com or http://devbox:*"
                 )));
             }
         }
@@ -237,6 +237,14 @@ impl Cli {
             )));
         }
 
+        let auth = super::auth::resolve(
+            &self.auth,
+            self.token.is_some() || self.generate_token,
+            &self.host,
+            self.transport == super::Transport::Http,
+        )
+        .map_err(ConfigError)?;
+
         Ok(Config {
             transport: self.transport,
             host: self.host,
@@ -251,6 +259,7 @@ impl Cli {
             tool_profile,
             token: self.token,
             generate_token: self.generate_token,
+            auth,
             allowed_origins,
             allowed_hosts,
             env: command_env,
@@ -265,6 +274,7 @@ impl Cli {
             require_view_before_edit: self.require_view_before_edit,
             bash_profile: self.bash_profile,
             session_idle_timeout: Duration::from_secs(self.session_idle_timeout),
+            http_limits: self.http_limits,
             log_level: self.log_level,
             log_format: self.log_format,
             sandbox,

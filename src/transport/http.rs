@@ -4,7 +4,8 @@
 //! session gets its own workspace; stateless (2026-07-28) requests share the server's
 //! default one.
 
-use super::framing;
+use super::{framing, http_conn, http_headers, http_sessions};
+
 use crate::server::BorisServer;
 use crate::tools::Shared;
 use crate::workspace::Workspace;
@@ -14,6 +15,7 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
+pub use http_headers::{origin_allowed, valid_origin_entry};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use std::io::Write as _;
@@ -22,9 +24,6 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 use tower_http::cors::{AllowOrigin, CorsLayer};
-
-/// A client must send its request headers within this time (slowloris protection).
-const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// How long in-flight requests get to finish once shutdown begins.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(3);
@@ -46,28 +45,29 @@ pub fn router(shared: Arc<Shared>, token: Option<String>, ct: CancellationToken)
     let mut origins: Vec<String> = LOOPBACK_ORIGINS.iter().map(|s| s.to_string()).collect();
     origins.extend(config.allowed_origins.iter().cloned());
     let origins = Arc::new(origins);
-    let cap = framing::message_cap(config.max_file_size);
+    let cap = http_conn::body_cap(config.max_file_size);
     let mut http_config = StreamableHttpServerConfig::default()
         .with_cancellation_token(ct.child_token())
         .with_allowed_origins(origins.iter().cloned())
-        // Big enough for create_file at --max-file-size, JSON escaping included.
+        // Big enough for create_file at --max-file-size, as JSON encoders escape text.
         .with_max_request_body_bytes(cap);
-    http_config = if !config.allowed_hosts.is_empty() {
-        let mut hosts: Vec<String> = config.allowed_hosts.clone();
-        if is_loopback(&config.host) {
-            hosts.extend(LOOPBACK_HOSTS.iter().map(|s| s.to_string()));
-        }
-        http_config.with_allowed_hosts(hosts)
-    } else if is_loopback(&config.host) {
-        http_config.with_allowed_hosts(LOOPBACK_HOSTS.iter().copied())
-    } else {
-        // Beyond loopback the names clients use cannot be guessed; --allowed-host
-        // narrows them.
-        http_config.disable_allowed_hosts()
+    let hosts = allowed_hosts(config);
+    http_config = match &hosts {
+        Some(hosts) => http_config.with_allowed_hosts(hosts.iter().cloned()),
+        None => http_config.disable_allowed_hosts(),
     };
+    let header_policy = Arc::new(http_headers::HeaderPolicy {
+        origins: origins.clone(),
+        hosts,
+    });
 
     let mut sessions = LocalSessionManager::default();
     sessions.session_config.keep_alive = Some(config.session_idle_timeout);
+    let sessions = Arc::new(sessions);
+    let gate = http_sessions::SessionGate::new(
+        sessions.clone(),
+        usize::try_from(config.http_limits.max_sessions).unwrap_or(usize::MAX),
+    );
     // Stateless requests have no session to keep state in: they share this workspace.
     let default_ws = Arc::new(Workspace::new(config.workdir.clone()));
     let factory_shared = shared.clone();
@@ -78,15 +78,26 @@ pub fn router(shared: Arc<Shared>, token: Option<String>, ct: CancellationToken)
                 default_ws.clone(),
             ))
         },
-        Arc::new(sessions),
+        sessions,
         http_config,
     );
     let protected = Router::new()
         .nest_service("/mcp", mcp)
+        .layer(middleware::from_fn_with_state(
+            gate,
+            http_sessions::gate_sessions,
+        ))
         .layer(middleware::from_fn_with_state(cap, screen_messages))
         .layer(middleware::from_fn(delete_answers_ok))
-        .layer(middleware::from_fn_with_state(
-            token.map(Arc::<str>::from),
+        // Only on /mcp: any other path is 404 without a token, so a client probing for
+        // OAuth discovery documents learns there are none (issue 30 §1).
+        .route_layer(middleware::from_fn_with_state(
+            token.map(|token| {
+                Arc::new(TokenCheck {
+                    token: token.into(),
+                    header: token_header(&config.auth),
+                })
+            }),
             require_bearer,
         ));
     Router::new()
@@ -96,67 +107,12 @@ pub fn router(shared: Arc<Shared>, token: Option<String>, ct: CancellationToken)
         )
         .merge(protected)
         // Before authentication, so that a preflight is answered without a token.
-        .layer(cors(origins.clone()))
+        .layer(cors(origins.clone(), token_header(&config.auth)))
         // Outermost: a foreign page gets 403 even for its preflight.
         .layer(middleware::from_fn_with_state(
-            origins,
-            reject_foreign_origin,
+            header_policy,
+            http_headers::screen_headers,
         ))
-}
-
-/// 403 for any request to `/mcp` whose `Origin` is not allowed (rmcp checks the real
-/// requests too; this also covers the CORS preflight).
-async fn reject_foreign_origin(
-    State(origins): State<Arc<Vec<String>>>,
-    req: Request,
-    next: Next,
-) -> Response {
-    let foreign = req.uri().path().starts_with("/mcp")
-        && req
-            .headers()
-            .get(header::ORIGIN)
-            .is_some_and(|o| !o.to_str().is_ok_and(|o| origin_allowed(o, &origins)));
-    if foreign {
-        return (
-            StatusCode::FORBIDDEN,
-            Json(serde_json::json!({"error": "forbidden", "message": "this Origin is not allowed (see --allowed-origin)"})),
-        )
-            .into_response();
-    }
-    next.run(req).await
-}
-
-/// Whether `origin` (`scheme://host[:port]`) matches an allowed entry: same scheme and
-/// host (case-insensitive), and the same port, `:*` for any port, or no port in the
-/// entry for any port (as rmcp reads entries).
-pub fn origin_allowed(origin: &str, allowed: &[String]) -> bool {
-    fn split(o: &str) -> Option<(String, String, Option<String>)> {
-        let (scheme, rest) = o.split_once("://")?;
-        let rest = rest.trim_end_matches('/');
-        let (host, port) = if let Some(v6) = rest.strip_prefix('[') {
-            let (h, after) = v6.split_once(']')?;
-            (
-                format!("[{h}]"),
-                after.strip_prefix(':').map(str::to_string),
-            )
-        } else {
-            match rest.rsplit_once(':') {
-                Some((h, p)) => (h.to_string(), Some(p.to_string())),
-                None => (rest.to_string(), None),
-            }
-        };
-        Some((scheme.to_ascii_lowercase(), host.to_ascii_lowercase(), port))
-    }
-    if origin == "null" {
-        return allowed.iter().any(|a| a == "null");
-    }
-    let Some((scheme, host, port)) = split(origin) else {
-        return false;
-    };
-    let port = port.unwrap_or_else(|| if scheme == "https" { "443" } else { "80" }.to_string());
-    allowed.iter().filter_map(|a| split(a)).any(|(s, h, p)| {
-        s == scheme && h == host && p.as_deref().is_none_or(|p| p == "*" || p == port)
-    })
 }
 
 /// Past this many bytes a body over the cap is no longer read, only answered.
@@ -219,7 +175,16 @@ async fn screen_messages(State(cap): State<usize>, req: Request, next: Next) -> 
         return json_reply(StatusCode::PAYLOAD_TOO_LARGE, reply);
     }
     match framing::classify(&collected) {
-        framing::Inbound::Message(_) => {
+        framing::Inbound::Message(message) => {
+            let mut parts = parts;
+            if let rmcp::model::ClientJsonRpcMessage::Request(r) = &*message
+                && matches!(r.request, rmcp::model::ClientRequest::InitializeRequest(_))
+            {
+                let id = serde_json::to_value(&r.id).unwrap_or_default();
+                parts
+                    .extensions
+                    .insert(http_sessions::InitializeRequest(id));
+            }
             next.run(Request::from_parts(
                 parts,
                 axum::body::Body::from(collected),
@@ -264,22 +229,42 @@ async fn delete_answers_ok(req: Request, next: Next) -> Response {
     response
 }
 
-fn cors(origins: Arc<Vec<String>>) -> CorsLayer {
+fn cors(origins: Arc<Vec<String>>, token_header: Option<HeaderName>) -> CorsLayer {
+    let mut allowed = vec![
+        header::CONTENT_TYPE,
+        header::AUTHORIZATION,
+        header::ACCEPT,
+        HeaderName::from_static("mcp-session-id"),
+        HeaderName::from_static("mcp-protocol-version"),
+        HeaderName::from_static("last-event-id"),
+        // The 2026-07-28 stateless requests name their method and target.
+        HeaderName::from_static("mcp-method"),
+        HeaderName::from_static("mcp-name"),
+    ];
+    // A browser may send the token in the header --token-header names.
+    allowed.extend(token_header);
     CorsLayer::new()
         .allow_origin(AllowOrigin::predicate(move |origin, _| {
             origin.to_str().is_ok_and(|o| origin_allowed(o, &origins))
         }))
         .allow_methods([Method::GET, Method::POST, Method::DELETE, Method::OPTIONS])
-        .allow_headers([
-            header::CONTENT_TYPE,
-            header::AUTHORIZATION,
-            header::ACCEPT,
+        .allow_headers(allowed)
+        .expose_headers([
             HeaderName::from_static("mcp-session-id"),
-            HeaderName::from_static("mcp-protocol-version"),
-            HeaderName::from_static("last-event-id"),
+            header::WWW_AUTHENTICATE,
         ])
-        .expose_headers([HeaderName::from_static("mcp-session-id")])
         .max_age(Duration::from_secs(600))
+}
+
+/// The `Host` values accepted: bound to loopback, the loopback names and
+/// `--allowed-host`; beyond loopback, `--allowed-host` or (`None`) any, since the names
+/// clients use there cannot be guessed.
+fn allowed_hosts(config: &crate::config::Config) -> Option<Vec<String>> {
+    let mut hosts = config.allowed_hosts.clone();
+    if is_loopback(&config.host) {
+        hosts.extend(LOOPBACK_HOSTS.iter().map(|s| s.to_string()));
+    }
+    (!hosts.is_empty()).then_some(hosts)
 }
 
 /// The addresses for `--host` when it needs no resolver: an IP literal (IPv6 with or
@@ -303,7 +288,16 @@ pub fn literal_addrs(host: &str, port: u16) -> Option<Vec<SocketAddr>> {
 /// The lines printed on stderr once the HTTP server listens: the endpoint's URL (for an
 /// unspecified address, that it listens on every interface), and whether a bearer token
 /// is needed, with the token itself when Boris generated it.
-pub fn start_banner(bound: SocketAddr, token: Option<&str>, generated: bool) -> String {
+pub fn start_banner(
+    bound: SocketAddr,
+    token: Option<&str>,
+    generated: bool,
+    auth: &crate::config::Auth,
+) -> String {
+    let send = match auth {
+        crate::config::Auth::Token { header: Some(h) } => format!("`{h}: <token>`"),
+        _ => "`Authorization: Bearer <token>`".to_string(),
+    };
     let port = bound.port();
     let url = if bound.ip().is_unspecified() {
         let family = if bound.is_ipv4() {
@@ -329,53 +323,86 @@ pub fn start_banner(bound: SocketAddr, token: Option<&str>, generated: bool) -> 
     };
     let auth = match (token, generated) {
         (Some(token), true) => format!(
-            "boris: a bearer token is required (generated): send `Authorization: Bearer <token>`\nbearer token: {token}"
+            "boris: a bearer token is required (generated): send {send}\nbearer token: {token}"
         ),
-        (Some(_), false) => {
-            "boris: a bearer token is required (--token): send `Authorization: Bearer <token>`"
-                .to_string()
-        }
+        (Some(_), false) => format!("boris: a bearer token is required (--token): send {send}"),
         (None, _) => "boris: no bearer token required (--token or --generate-token to require one)"
             .to_string(),
     };
     format!("{url}\n{auth}")
 }
 
-pub fn is_loopback(host: &str) -> bool {
-    host == "localhost"
-        || host
-            .trim_matches(|c| c == '[' || c == ']')
-            .parse::<IpAddr>()
-            .is_ok_and(|ip| ip.is_loopback())
+pub use crate::config::is_loopback;
+
+/// The token and where it comes: `Authorization: Bearer <token>`, or the header
+/// `--token-header` names (issue 30 §1), never the query string.
+struct TokenCheck {
+    token: Arc<str>,
+    /// `None`: `Authorization`.
+    header: Option<HeaderName>,
+}
+
+/// The header `--token-header` names, if any (validated with the configuration).
+fn token_header(auth: &crate::config::Auth) -> Option<HeaderName> {
+    match auth {
+        crate::config::Auth::Token { header: Some(h) } => HeaderName::from_bytes(h.as_bytes()).ok(),
+        _ => None,
+    }
+}
+
+/// The token a request presents. In `Authorization` it must be `Bearer <token>` (the
+/// scheme in any case); in a header of its own, the token alone or `Bearer <token>`.
+fn presented_token<'a>(req: &'a Request, check: &TokenCheck) -> Option<&'a str> {
+    let name = check.header.as_ref().unwrap_or(&header::AUTHORIZATION);
+    let value = req.headers().get(name)?.to_str().ok()?.trim();
+    match value.split_once(' ') {
+        Some((scheme, rest)) if scheme.eq_ignore_ascii_case("bearer") => Some(rest.trim()),
+        Some(_) => None,
+        None if check.header.is_some() => Some(value),
+        None => None,
+    }
 }
 
 async fn require_bearer(
-    State(token): State<Option<Arc<str>>>,
+    State(check): State<Option<Arc<TokenCheck>>>,
     req: Request,
     next: Next,
 ) -> Response {
-    let Some(expected) = token else {
+    let Some(check) = check else {
         return next.run(req).await;
     };
     if req.method() == Method::OPTIONS {
         return next.run(req).await;
     }
-    let presented = req
-        .headers()
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| {
-            let (scheme, rest) = v.split_once(' ')?;
-            scheme.eq_ignore_ascii_case("bearer").then(|| rest.trim())
-        });
-    if presented.is_some_and(|p| constant_time_eq(p.as_bytes(), expected.as_bytes())) {
+    let presented = presented_token(&req, &check);
+    if presented.is_some_and(|p| constant_time_eq(p.as_bytes(), check.token.as_bytes())) {
         return next.run(req).await;
+    }
+    let header_name = check.header.as_ref().unwrap_or(&header::AUTHORIZATION);
+    // Rate-limited, and never what was presented: a near miss would leak the token.
+    static FAILURES: http_conn::Throttle = http_conn::Throttle::new();
+    if let Some(held_back) = FAILURES.admit() {
+        let client = req
+            .extensions()
+            .get::<axum::extract::ConnectInfo<SocketAddr>>()
+            .map(|c| c.0.ip().to_string())
+            .unwrap_or_default();
+        let reason = match (req.headers().get(header_name), presented) {
+            (None, _) => "no token header",
+            (Some(_), None) => "not a bearer token",
+            (Some(_), Some(_)) => "wrong token",
+        };
+        tracing::warn!(%client, path = req.uri().path(), reason, held_back, "refused a request: authentication failed");
     }
     let mut response = (
         StatusCode::UNAUTHORIZED,
         Json(serde_json::json!({
             "error": "unauthorized",
-            "message": "this server needs `Authorization: Bearer <token>` (see --token)"
+            "message": if check.header.is_some() {
+                format!("this server needs `{header_name}: <token>` (see --token and --token-header)")
+            } else {
+                "this server needs `Authorization: Bearer <token>` (see --token)".to_string()
+            }
         })),
     )
         .into_response();
@@ -391,6 +418,36 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
         return false;
     }
     a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// The router as a hyper service on one connection: each request counts as activity
+/// on `watch` until its response body is done, and its body must arrive within
+/// `body_timeout`.
+fn watched_service(
+    app: Router,
+    peer: SocketAddr,
+    watch: http_conn::ConnWatch,
+    body_timeout: Duration,
+) -> impl hyper::service::Service<
+    hyper::Request<hyper::body::Incoming>,
+    Response = Response,
+    Error = std::convert::Infallible,
+    Future = impl Future<Output = Result<Response, std::convert::Infallible>> + Send,
+> + Clone {
+    use hyper::service::Service as _;
+    let app = hyper_util::service::TowerToHyperService::new(app);
+    hyper::service::service_fn(move |req: hyper::Request<hyper::body::Incoming>| {
+        let in_flight = watch.begin();
+        let mut req = req.map(|body| http_conn::DeadlineBody::new(body, body_timeout));
+        req.extensions_mut()
+            .insert(axum::extract::ConnectInfo(peer));
+        let response = app.call(req);
+        async move {
+            let response = response.await?;
+            Ok(response
+                .map(|body| axum::body::Body::new(http_conn::TrackedBody::new(body, in_flight))))
+        }
+    })
 }
 
 /// Serves until SIGINT/SIGTERM: then stops accepting, cancels the sessions (which drops
@@ -412,48 +469,91 @@ pub async fn serve(shared: Arc<Shared>, token: Option<String>) -> anyhow::Result
     .map_err(|e| anyhow::anyhow!("cannot listen on {addr}: {e}"))?;
     let bound = listener.local_addr()?;
     if !is_loopback(&config.host) && token.is_none() {
-        tracing::warn!(%bound, "listening beyond loopback without a bearer token: anyone who can reach this port can run commands (use --token or --generate-token)");
+        // Only with `--auth none` said (without it the configuration is refused).
+        tracing::warn!(%bound, "listening beyond loopback with --auth none: anyone who can reach this port can run commands");
     }
     // Whatever the log level, and before the `bound=` line harnesses wait for: what a
     // user needs to point a client at this server.
     let _ = writeln!(
         std::io::stderr(),
         "{}",
-        start_banner(bound, token.as_deref(), config.generate_token)
+        start_banner(bound, token.as_deref(), config.generate_token, &config.auth)
     );
     tracing::info!(%bound, "serving MCP over streamable HTTP at /mcp");
 
+    let limits = &config.http_limits;
+    let nofile = http_conn::descriptor_limit();
+    let conn_cap = limits.connection_cap(nofile);
+    if (conn_cap as u64) < limits.max_connections {
+        tracing::info!(
+            connections = conn_cap,
+            descriptors = nofile,
+            "at most this many HTTP connections: three quarters of the descriptor limit"
+        );
+    }
+    let conns = http_conn::ConnLimits::new(
+        conn_cap,
+        usize::try_from(limits.max_connections_per_ip).unwrap_or(usize::MAX),
+    );
+    let timeouts = http_conn::Timeouts::from(limits);
     let ct = CancellationToken::new();
     let app = router(shared, token, ct.clone());
     let mut builder = auto::Builder::new(TokioExecutor::new());
     builder
         .http1()
         .timer(TokioTimer::new())
-        .header_read_timeout(HEADER_READ_TIMEOUT);
+        .header_read_timeout(timeouts.header);
+    builder
+        .http2()
+        .timer(TokioTimer::new())
+        .keep_alive_interval(Some(timeouts.http2_keepalive))
+        .keep_alive_timeout(timeouts.http2_keepalive);
     let graceful = GracefulShutdown::new();
     let shutdown = crate::transport::shutdown_signal();
     tokio::pin!(shutdown);
+    let accept_failures = http_conn::Throttle::default();
+    let refusals = http_conn::Throttle::default();
     loop {
         tokio::select! {
             accepted = listener.accept() => {
-                let (stream, _) = match accepted {
-                    // Small SSE writes must not wait for the client's delayed ACK.
-                    Ok((stream, peer)) => {
-                        let _ = stream.set_nodelay(true);
-                        (stream, peer)
-                    }
+                let (stream, peer) = match accepted {
+                    Ok(accepted) => accepted,
                     Err(e) => {
-                        // Out of file descriptors and the like: wait, don't spin.
-                        tracing::warn!(error = %e, "accept failed");
+                        // Out of file descriptors and the like: wait, don't spin, and
+                        // don't flood the log.
+                        if let Some(held_back) = accept_failures.admit() {
+                            tracing::warn!(error = %e, held_back, "accept failed");
+                        }
                         tokio::time::sleep(Duration::from_millis(50)).await;
                         continue;
                     }
                 };
-                let service = hyper_util::service::TowerToHyperService::new(app.clone());
+                let permit = match conns.admit(peer.ip()) {
+                    Ok(permit) => permit,
+                    Err(why) => {
+                        if let Some(held_back) = refusals.admit() {
+                            tracing::warn!(client = %peer.ip(), ?why, open = conns.open(), held_back, "refused a connection over the cap");
+                        }
+                        // Best effort, never waiting: the socket's buffer is empty.
+                        let _ = stream.try_write(&http_conn::refusal_response(why));
+                        continue;
+                    }
+                };
+                // Small SSE writes must not wait for the client's delayed ACK.
+                let _ = stream.set_nodelay(true);
+                let watch = http_conn::ConnWatch::default();
+                let service = watched_service(app.clone(), peer, watch.clone(), timeouts.body);
                 let conn = builder.serve_connection_with_upgrades(TokioIo::new(stream), service);
                 let conn = graceful.watch(conn.into_owned());
                 tokio::spawn(async move {
-                    let _ = conn.await;
+                    let _permit = permit;
+                    tokio::select! {
+                        _ = conn => {}
+                        // Dropping the connection closes it.
+                        _ = watch.expired(timeouts.header, timeouts.idle) => {
+                            tracing::debug!(client = %peer, "closed an idle connection");
+                        }
+                    }
                 });
             }
             _ = &mut shutdown => {
@@ -491,28 +591,34 @@ mod tests {
 
     #[test]
     fn the_start_banner_gives_the_url_and_the_token() {
-        let banner = start_banner("127.0.0.1:8080".parse().unwrap(), Some("abc"), true);
+        use crate::config::Auth;
+        let bearer = Auth::Token { header: None };
+        let banner = start_banner(
+            "127.0.0.1:8080".parse().unwrap(),
+            Some("abc"),
+            true,
+            &bearer,
+        );
         assert!(banner.contains("http://127.0.0.1:8080/mcp"), "{banner}");
         assert!(banner.contains("\nbearer token: abc"), "{banner}");
-        let banner = start_banner("[::1]:9".parse().unwrap(), Some("abc"), false);
+        assert!(
+            banner.contains("send `Authorization: Bearer <token>`"),
+            "{banner}"
+        );
+        let own = Auth::Token {
+            header: Some("x-boris-token".into()),
+        };
+        let banner = start_banner("[::1]:9".parse().unwrap(), Some("abc"), false, &own);
+        assert!(banner.contains("send `x-boris-token: <token>`"), "{banner}");
         assert!(banner.contains("http://[::1]:9/mcp"), "{banner}");
         assert!(
             banner.contains("required (--token)") && !banner.contains("abc"),
             "{banner}"
         );
-        let banner = start_banner("0.0.0.0:8080".parse().unwrap(), None, false);
+        let none = Auth::None { explicit: true };
+        let banner = start_banner("0.0.0.0:8080".parse().unwrap(), None, false, &none);
         assert!(banner.contains("all IPv4 interfaces"), "{banner}");
         assert!(banner.contains("no bearer token required"), "{banner}");
-    }
-
-    #[test]
-    fn loopback_names() {
-        assert!(is_loopback("127.0.0.1"));
-        assert!(is_loopback("::1"));
-        assert!(is_loopback("[::1]"));
-        assert!(is_loopback("localhost"));
-        assert!(!is_loopback("0.0.0.0"));
-        assert!(!is_loopback("10.1.2.3"));
     }
 
     #[test]
@@ -523,29 +629,10 @@ mod tests {
     }
 
     #[test]
-    fn origins() {
-        let allowed: Vec<String> = LOOPBACK_ORIGINS
-            .iter()
-            .map(|s| s.to_string())
-            .chain([
-                "https://app.example.com".to_string(),
-                "http://devbox:8080".to_string(),
-            ])
-            .collect();
-        assert!(origin_allowed("http://localhost:5173", &allowed));
-        assert!(origin_allowed("http://[::1]:3000", &allowed));
-        assert!(origin_allowed("https://APP.example.com", &allowed));
-        assert!(origin_allowed("http://devbox:8080", &allowed));
-        assert!(!origin_allowed("http://devbox:9090", &allowed));
-        assert!(!origin_allowed("http://evil.example", &allowed));
-        assert!(!origin_allowed("https://localhost.evil.example", &allowed));
-        assert!(!origin_allowed("null", &allowed));
-        assert!(!origin_allowed("garbage", &allowed));
-    }
-
-    #[test]
     fn body_cap_fits_the_largest_file() {
         assert_eq!(framing::message_cap(10 << 20), (60 << 20) + (1 << 20));
         assert_eq!(framing::message_cap(1), 4 << 20);
+        assert_eq!(http_conn::body_cap(10 << 20), (30 << 20) + (1 << 20));
+        assert_eq!(http_conn::body_cap(1), 4 << 20);
     }
 }

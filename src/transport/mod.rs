@@ -2,6 +2,9 @@
 
 pub mod framing;
 pub mod http;
+mod http_conn;
+mod http_headers;
+mod http_sessions;
 pub mod stdio;
 mod stdio_fd;
 
