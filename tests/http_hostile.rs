@@ -468,3 +468,58 @@ fn big_bodies_held_back_are_bounded_per_address() {
     );
     assert_view_answered(&legitimate_view(server.addr));
 }
+
+fn rss_kb(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|s| {
+            s.lines().find_map(|l| {
+                l.strip_prefix("VmRSS:")?
+                    .split_whitespace()
+                    .next()?
+                    .parse()
+                    .ok()
+            })
+        })
+        .unwrap_or(0)
+}
+
+#[test]
+fn memory_of_reaped_sessions_is_given_back() {
+    let server = start(
+        &["--session-idle-timeout", "1", "--max-sessions", "100000"],
+        None,
+    );
+    assert_view_answered(&legitimate_view(server.addr));
+    let before = rss_kb(server.child.id());
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+    std::thread::scope(|s| {
+        for _ in 0..4 {
+            s.spawn(|| {
+                for _ in 0..400 {
+                    post(server.addr, None, body);
+                }
+            });
+        }
+    });
+    let peak = rss_kb(server.child.id());
+    assert!(
+        peak > before + 10_000,
+        "1600 sessions took only {} kB",
+        peak - before
+    );
+    // Reaped after 1 s idle; the memory is given back within a check or two (10 s each).
+    let deadline = Instant::now() + Duration::from_secs(90);
+    let mut now = peak;
+    while Instant::now() < deadline {
+        now = rss_kb(server.child.id());
+        if now < before + (peak - before) / 4 {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    assert!(
+        now < before + (peak - before) / 4,
+        "RSS {before} kB before, {peak} kB with the sessions, still {now} kB after they were reaped"
+    );
+}

@@ -68,6 +68,7 @@ pub fn router(shared: Arc<Shared>, token: Option<String>, ct: CancellationToken)
         sessions.clone(),
         usize::try_from(config.http_limits.max_sessions).unwrap_or(usize::MAX),
     );
+    http_sessions::return_memory_when_sessions_end(gate.clone(), ct.child_token());
     // Stateless requests have no session to keep state in: they share this workspace.
     let default_ws = Arc::new(Workspace::new(config.workdir.clone()));
     let factory_shared = shared.clone();
