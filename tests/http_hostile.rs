@@ -430,3 +430,96 @@ fn failed_authentication_is_logged_without_the_token_and_not_flooded() {
         "a presented token was logged"
     );
 }
+
+#[test]
+fn big_bodies_held_back_are_bounded_per_address() {
+    // A 4 MiB body cap: one address may hold 8 MiB of bodies being read.
+    let server = start(&["--max-file-size", "8KB"], None);
+    let attacker = Ipv4Addr::new(127, 0, 0, 5);
+    let mut refused = 0;
+    let mut held = Vec::new();
+    for _ in 0..4 {
+        let mut s = connect_from(attacker, server.addr).expect("connect");
+        let head = format!(
+            "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\n\
+             Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n\r\n",
+            server.addr,
+            3 << 20
+        );
+        let _ = s.write_all(head.as_bytes());
+        // All but the last byte; a refused body stops being read, so the write may fail.
+        let _ = s.set_write_timeout(Some(Duration::from_secs(30)));
+        let _ = s.write_all(&vec![b' '; (3 << 20) - 1]);
+        held.push(s);
+    }
+    for s in &mut held {
+        // A refused body's answer is already there; a held one's read times out.
+        let _ = s.set_read_timeout(Some(Duration::from_secs(2)));
+        let mut buf = [0u8; 64];
+        if let Ok(n) = s.read(&mut buf)
+            && buf[..n].starts_with(b"HTTP/1.1 503")
+        {
+            refused += 1;
+        }
+    }
+    assert!(
+        refused >= 1,
+        "four 3 MiB bodies from one address were all held"
+    );
+    assert_view_answered(&legitimate_view(server.addr));
+}
+
+fn rss_kb(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|s| {
+            s.lines().find_map(|l| {
+                l.strip_prefix("VmRSS:")?
+                    .split_whitespace()
+                    .next()?
+                    .parse()
+                    .ok()
+            })
+        })
+        .unwrap_or(0)
+}
+
+#[test]
+fn memory_of_reaped_sessions_is_given_back() {
+    let server = start(
+        &["--session-idle-timeout", "1", "--max-sessions", "100000"],
+        None,
+    );
+    assert_view_answered(&legitimate_view(server.addr));
+    let before = rss_kb(server.child.id());
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+    std::thread::scope(|s| {
+        for _ in 0..4 {
+            s.spawn(|| {
+                for _ in 0..400 {
+                    post(server.addr, None, body);
+                }
+            });
+        }
+    });
+    let peak = rss_kb(server.child.id());
+    assert!(
+        peak > before + 10_000,
+        "1600 sessions took only {} kB",
+        peak - before
+    );
+    // Reaped after 1 s idle; the memory is given back within a check or two (10 s each).
+    let deadline = Instant::now() + Duration::from_secs(90);
+    let mut now = peak;
+    while Instant::now() < deadline {
+        now = rss_kb(server.child.id());
+        if now < before + (peak - before) / 4 {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    assert!(
+        now < before + (peak - before) / 4,
+        "RSS {before} kB before, {peak} kB with the sessions, still {now} kB after they were reaped"
+    );
+}

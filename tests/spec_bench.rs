@@ -76,3 +76,50 @@ fn bench_edit_after_setup_and_error_counts() {
     let e = run(&o).unwrap_err();
     assert!(e.starts_with("setup call view failed"), "{e}");
 }
+
+/// `--transport http`: both eras, concurrent clients, and an attack whose connections
+/// the server refuses while every call is answered.
+#[test]
+fn bench_over_http_both_eras_and_under_attack() {
+    use boris::spec::bench_http::{Attack, Era, HttpBenchOptions, run_spawned};
+    let server = format!(
+        "{} --transport http --port 0 --sandbox off --max-connections-per-ip 4",
+        shell_quote(env!("CARGO_BIN_EXE_boris"))
+    );
+    for (era, attack) in [
+        (Era::Session, Attack::None),
+        (Era::Stateless, Attack::None),
+        (Era::Session, Attack::H2Preface),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut opts = HttpBenchOptions {
+            addr: String::new(),
+            pids: Vec::new(),
+            tool: "view".into(),
+            args: json!({"path": "four.txt"}),
+            init_calls: Vec::new(),
+            era,
+            calls: 12,
+            clients: 3,
+            warmup: 2,
+            think: Duration::from_millis(5),
+            timeout: Duration::from_secs(30),
+            attack,
+            attack_count: 10,
+            attack_from: std::net::Ipv4Addr::new(127, 0, 0, 6),
+            attack_body_bytes: 0,
+            after_wait: Duration::ZERO,
+        };
+        let r = run_spawned(&server, Some(dir.path()), &mut opts).unwrap();
+        assert_eq!(
+            (r.ok_calls, r.failed_calls),
+            (12, 0),
+            "{era:?} {attack:?}: {:?}",
+            r.first_failure
+        );
+        assert!(r.rss_before_kb.is_some() && r.rss_after_kb.is_some());
+        if attack != Attack::None {
+            assert!(r.attack_refused > 0, "no attack connection was refused");
+        }
+    }
+}

@@ -26,6 +26,8 @@
 
 pub mod adapter;
 pub mod bench;
+mod bench_attack;
+pub mod bench_http;
 pub mod display;
 pub mod findings;
 pub mod fixtures;

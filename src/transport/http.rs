@@ -4,7 +4,7 @@
 //! session gets its own workspace; stateless (2026-07-28) requests share the server's
 //! default one.
 
-use super::{framing, http_conn, http_headers, http_sessions};
+use super::{framing, http_budget, http_conn, http_headers, http_sessions};
 
 use crate::server::BorisServer;
 use crate::tools::Shared;
@@ -68,6 +68,7 @@ pub fn router(shared: Arc<Shared>, token: Option<String>, ct: CancellationToken)
         sessions.clone(),
         usize::try_from(config.http_limits.max_sessions).unwrap_or(usize::MAX),
     );
+    http_sessions::return_memory_when_sessions_end(gate.clone(), ct.child_token());
     // Stateless requests have no session to keep state in: they share this workspace.
     let default_ws = Arc::new(Workspace::new(config.workdir.clone()));
     let factory_shared = shared.clone();
@@ -87,7 +88,10 @@ pub fn router(shared: Arc<Shared>, token: Option<String>, ct: CancellationToken)
             gate,
             http_sessions::gate_sessions,
         ))
-        .layer(middleware::from_fn_with_state(cap, screen_messages))
+        .layer(middleware::from_fn_with_state(
+            (cap, http_budget::BodyBudget::new(cap)),
+            screen_messages,
+        ))
         .layer(middleware::from_fn(delete_answers_ok))
         // Only on /mcp: any other path is 404 without a token, so a client probing for
         // OAuth discovery documents learns there are none (issue 30 §1).
@@ -124,7 +128,11 @@ const MAX_SCANNED_BODY_BYTES: usize = 1 << 30;
 /// `413` with `-32600` and the request's id (found while the rest streams past). rmcp
 /// would answer these with a plain-text 415 or 413 that no client can tie to its request.
 /// Everything else goes on to rmcp unchanged.
-async fn screen_messages(State(cap): State<usize>, req: Request, next: Next) -> Response {
+async fn screen_messages(
+    State((cap, budget)): State<(usize, Arc<http_budget::BodyBudget>)>,
+    req: Request,
+    next: Next,
+) -> Response {
     use futures::StreamExt as _;
     let is_json = req
         .headers()
@@ -135,6 +143,11 @@ async fn screen_messages(State(cap): State<usize>, req: Request, next: Next) -> 
     if req.method() != Method::POST || !is_json {
         return next.run(req).await;
     }
+    let client = req
+        .extensions()
+        .get::<axum::extract::ConnectInfo<SocketAddr>>()
+        .map_or(IpAddr::from([0, 0, 0, 0]), |c| c.0.ip());
+    let mut reservation = http_budget::Reservation::new(&budget, client);
     let (parts, body) = req.into_parts();
     let mut stream = body.into_data_stream();
     let mut collected: Vec<u8> = Vec::new();
@@ -161,8 +174,19 @@ async fn screen_messages(State(cap): State<usize>, req: Request, next: Next) -> 
             scanner.feed(&chunk);
             collected = Vec::new();
             oversize = Some(scanner);
-        } else {
+        } else if reservation.grow_to(collected.len() + chunk.len()) {
             collected.extend_from_slice(&chunk);
+        } else {
+            tracing::warn!(%client, "refused a request body: too many big bodies being read at once");
+            let mut response = (
+                StatusCode::SERVICE_UNAVAILABLE,
+                Json(serde_json::json!({"error": "overloaded", "message": "too many large request bodies are being read at once; try again"})),
+            )
+                .into_response();
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+            return response;
         }
     }
     if let Some(scanner) = oversize {
@@ -185,11 +209,13 @@ async fn screen_messages(State(cap): State<usize>, req: Request, next: Next) -> 
                     .extensions
                     .insert(http_sessions::InitializeRequest(id));
             }
-            next.run(Request::from_parts(
-                parts,
+            // The bytes stay counted until rmcp has parsed and dropped them.
+            let body = http_conn::HoldingBody::new(
                 axum::body::Body::from(collected),
-            ))
-            .await
+                Box::new(reservation),
+            );
+            next.run(Request::from_parts(parts, axum::body::Body::new(body)))
+                .await
         }
         framing::Inbound::Reply(reply) => {
             // An answer to a request the client can match: a normal JSON response.
@@ -444,8 +470,9 @@ fn watched_service(
         let response = app.call(req);
         async move {
             let response = response.await?;
-            Ok(response
-                .map(|body| axum::body::Body::new(http_conn::TrackedBody::new(body, in_flight))))
+            Ok(response.map(|body| {
+                axum::body::Body::new(http_conn::HoldingBody::new(body, Box::new(in_flight)))
+            }))
         }
     })
 }

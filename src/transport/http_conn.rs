@@ -228,23 +228,21 @@ impl Drop for InFlight {
     }
 }
 
-/// A response body that keeps its request counted as in progress until it is sent
-/// (or dropped): an event stream is activity, not idleness.
-pub struct TrackedBody<B> {
+/// A body that holds something until it is sent or dropped: a response keeps its
+/// request counted as in progress (an event stream is activity, not idleness); a
+/// buffered request body keeps its bytes counted against the body budget.
+pub struct HoldingBody<B> {
     inner: B,
-    _in_flight: InFlight,
+    _held: Box<dyn Send + Sync>,
 }
 
-impl<B> TrackedBody<B> {
-    pub fn new(inner: B, in_flight: InFlight) -> Self {
-        Self {
-            inner,
-            _in_flight: in_flight,
-        }
+impl<B> HoldingBody<B> {
+    pub fn new(inner: B, held: Box<dyn Send + Sync>) -> Self {
+        Self { inner, _held: held }
     }
 }
 
-impl<B: HttpBody + Unpin> HttpBody for TrackedBody<B> {
+impl<B: HttpBody + Unpin> HttpBody for HoldingBody<B> {
     type Data = B::Data;
     type Error = B::Error;
 

@@ -289,6 +289,21 @@ mod tests {
 
     proptest::proptest! {
         #[test]
+        fn a_valid_entry_allows_itself_and_only_bare_origins(
+            entry in "(http|https|ftp)://([a-zA-Z0-9.-]{1,8}|\\[::1\\])(:[0-9]{1,5})?",
+            origin in "[a-z]{1,5}://[a-zA-Z0-9.:/@?#\\[\\]-]{0,16}",
+        ) {
+            let allowed = vec![entry.clone()];
+            if valid_origin_entry(&entry) {
+                proptest::prop_assert!(origin_allowed(&entry, &allowed), "{entry:?}");
+            }
+            if origin_allowed(&origin, &allowed) {
+                let rest = origin.split_once("://").map_or("", |(_, r)| r);
+                proptest::prop_assert!(!rest.contains(['/', '@', '?', '#']), "{origin:?}");
+            }
+        }
+
+        #[test]
         fn an_allowed_origin_is_exactly_its_parts(s in "[a-z]{1,5}://[a-z0-9.\\[\\]:/@-]{0,20}") {
             if let Some(o) = parse_origin(&s) {
                 let port = o.port.map(|p| format!(":{p}")).unwrap_or_default();

@@ -8,6 +8,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use std::sync::Arc;
+use std::time::Duration;
 
 /// What a client over the session cap is told to wait before it tries again.
 pub const RETRY_AFTER_SECS: u64 = 10;
@@ -23,6 +24,8 @@ pub struct SessionGate {
     /// Held from the count to the new session's entry in the table, so that concurrent
     /// `initialize` requests cannot all pass the same count.
     creating: tokio::sync::Mutex<()>,
+    /// Sessions opened so far (initialize answered 200).
+    opened: std::sync::atomic::AtomicUsize,
 }
 
 impl SessionGate {
@@ -31,6 +34,7 @@ impl SessionGate {
             sessions,
             max,
             creating: tokio::sync::Mutex::new(()),
+            opened: std::sync::atomic::AtomicUsize::new(0),
         })
     }
 
@@ -104,5 +108,52 @@ pub async fn gate_sessions(
         return response;
     }
     // rmcp has put the session in its table by the time the response head exists.
-    next.run(req).await
+    let response = next.run(req).await;
+    if response.status() == StatusCode::OK {
+        gate.opened
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+    response
+}
+
+/// How often the session count is looked at to decide whether to give memory back.
+const TRIM_CHECK: Duration = Duration::from_secs(10);
+
+/// Gives the memory of ended sessions back to the system (issue 27 §2). Measured on the
+/// release build: 3,260 sessions took the server from 32 to 155 MiB, and 60 s after
+/// they were reaped it still held 154 MiB; one `malloc_trim(0)` brought it to 34 MiB.
+/// The memory was free inside glibc's per-thread arenas, not leaked: glibc returns a
+/// non-main arena's free pages only from the top of a heap, and session state freed
+/// across tokio's worker threads leaves them scattered. So when a check finds that
+/// sessions ended since the last one (open then + opened since > open now), the arenas
+/// are trimmed (off the runtime's threads; a few milliseconds). musl has no such arenas
+/// and no `malloc_trim`.
+pub fn return_memory_when_sessions_end(
+    gate: Arc<SessionGate>,
+    ct: tokio_util::sync::CancellationToken,
+) {
+    use std::sync::atomic::Ordering;
+    tokio::spawn(async move {
+        let (mut last_open, mut last_opened) = (0usize, 0usize);
+        loop {
+            tokio::select! {
+                _ = ct.cancelled() => return,
+                _ = tokio::time::sleep(TRIM_CHECK) => {}
+            }
+            let opened = gate.opened.load(Ordering::Relaxed);
+            let open = gate.open().await;
+            if open < last_open + (opened - last_opened) {
+                let _ = tokio::task::spawn_blocking(trim).await;
+            }
+            (last_open, last_opened) = (open, opened);
+        }
+    });
+}
+
+fn trim() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only releases free memory; it is thread-safe.
+    unsafe {
+        libc::malloc_trim(0);
+    }
 }

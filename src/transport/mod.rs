@@ -2,6 +2,7 @@
 
 pub mod framing;
 pub mod http;
+mod http_budget;
 mod http_conn;
 mod http_headers;
 mod http_sessions;

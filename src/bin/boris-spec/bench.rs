@@ -1,4 +1,5 @@
-//! `boris-spec bench`: one tool call's latency against a stdio server.
+//! `boris-spec bench`: one tool call's latency against a stdio server, or over HTTP
+//! for concurrent clients, optionally under attack (`--transport http`).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -6,14 +7,16 @@ use std::time::Duration;
 
 use boris::spec;
 use boris::spec::bench::{self, BenchOptions};
+use boris::spec::bench_http;
 use serde_json::Value;
 
 #[derive(clap::Args)]
 pub(crate) struct BenchArgs {
     /// Shell command that starts the server on stdio (run as `run` runs it, by
-    /// /bin/sh -c in --cwd or a fresh temp dir).
-    #[arg(long)]
-    server: String,
+    /// /bin/sh -c in --cwd or a fresh temp dir); with `--transport http`, one that
+    /// starts it on HTTP and logs `bound=ADDR` (e.g. `boris --transport http --port 0`).
+    #[arg(long, required_unless_present = "url")]
+    server: Option<String>,
     /// The tool to measure and its arguments, a JSON object.
     #[arg(long, num_args = 2, value_names = ["TOOL", "JSON"], required = true)]
     call: Vec<String>,
@@ -39,6 +42,40 @@ pub(crate) struct BenchArgs {
     /// Print the report as JSON.
     #[arg(long)]
     json: bool,
+    /// How the calls reach the server: stdio (pipelined on one connection) or http
+    /// (-c concurrent clients, one request per connection).
+    #[arg(long, value_enum, default_value = "stdio")]
+    transport: BenchTransport,
+    /// HTTP: the address (`host:port`) of a server already listening, instead of --server.
+    #[arg(long, value_name = "HOST:PORT", conflicts_with = "server")]
+    url: Option<String>,
+    /// HTTP: session (initialize, Mcp-Session-Id per client) or stateless (2026-07-28).
+    #[arg(long, value_enum, default_value = "session")]
+    era: bench_http::Era,
+    /// HTTP: milliseconds a client waits between two calls.
+    #[arg(long, value_name = "MS", default_value_t = 0)]
+    think_ms: u64,
+    /// HTTP: what runs against the server while the clients call.
+    #[arg(long, value_enum, default_value = "none")]
+    attack: bench_http::Attack,
+    /// HTTP: connections the attack holds open (or, for sessions, is ignored).
+    #[arg(long, value_name = "N", default_value_t = 200)]
+    attack_count: usize,
+    /// HTTP: the loopback address the attack connects from (per-address caps apply).
+    #[arg(long, value_name = "IPV4", default_value = "127.0.0.2")]
+    attack_from: std::net::Ipv4Addr,
+    /// HTTP, slow bodies: bytes sent of each body (one more is announced).
+    #[arg(long, value_name = "BYTES", default_value_t = 30 << 20)]
+    attack_body_bytes: usize,
+    /// HTTP: seconds after the attack (and the calls) end before the "after" memory.
+    #[arg(long, value_name = "SECONDS", default_value_t = 0)]
+    after_wait: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum BenchTransport {
+    Stdio,
+    Http,
 }
 
 pub(crate) fn main(args: BenchArgs) -> ExitCode {
@@ -87,8 +124,14 @@ pub(crate) fn main(args: BenchArgs) -> ExitCode {
         },
         None => None,
     };
+    if args.transport == BenchTransport::Http {
+        return main_http(&args, &cwd, dir, tool, call_args, init_calls);
+    }
+    let Some(server) = &args.server else {
+        return usage("--url is for --transport http; stdio needs --server".into());
+    };
     let opts = BenchOptions {
-        server_cmd: spec::resolve_server_command(&args.server, &cwd),
+        server_cmd: spec::resolve_server_command(server, &cwd),
         cwd: dir,
         tool,
         args: call_args,
@@ -104,6 +147,56 @@ pub(crate) fn main(args: BenchArgs) -> ExitCode {
                 println!("{}", report.to_json());
             } else {
                 print!("{}", report.render_text());
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("boris-spec bench: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn main_http(
+    args: &BenchArgs,
+    cwd: &std::path::Path,
+    dir: Option<PathBuf>,
+    tool: String,
+    call_args: Value,
+    init_calls: Vec<(String, Value)>,
+) -> ExitCode {
+    let mut opts = bench_http::HttpBenchOptions {
+        addr: args.url.clone().unwrap_or_default(),
+        pids: Vec::new(),
+        tool,
+        args: call_args,
+        init_calls,
+        era: args.era,
+        calls: args.n,
+        clients: args.concurrency,
+        warmup: args.warmup,
+        think: Duration::from_millis(args.think_ms),
+        timeout: Duration::from_millis(args.timeout_ms),
+        attack: args.attack,
+        attack_count: args.attack_count,
+        attack_from: args.attack_from,
+        attack_body_bytes: args.attack_body_bytes,
+        after_wait: Duration::from_secs(args.after_wait),
+    };
+    let result = match &args.server {
+        Some(server) => bench_http::run_spawned(
+            &spec::resolve_server_command(server, cwd),
+            dir.as_deref(),
+            &mut opts,
+        ),
+        None => bench_http::run(&opts),
+    };
+    match result {
+        Ok(report) => {
+            if args.json {
+                println!("{}", report.to_json(&opts));
+            } else {
+                print!("{}", report.render_text(&opts));
             }
             ExitCode::SUCCESS
         }
