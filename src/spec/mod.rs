@@ -39,6 +39,7 @@ pub mod process;
 pub mod protocol;
 pub mod record;
 pub mod report;
+pub mod requires;
 pub mod routes;
 pub mod runner;
 pub(crate) mod session;
