@@ -283,19 +283,6 @@ fn run_case_inner(case: &Case, opts: &RunOptions, route: Route) -> Option<CaseOu
         outcome.skip_reason = Some("no control (not an escape case)".into());
         return Some(outcome);
     }
-    match needs_verdict(case, opts) {
-        Ok(None) => {}
-        Ok(Some(why)) => {
-            outcome.skipped = true;
-            outcome.passed = true;
-            outcome.skip_reason = Some(why);
-            return (route == Route::Stdio).then_some(outcome);
-        }
-        Err(failure) => {
-            outcome.failures.push(failure);
-            return (route == Route::Stdio).then_some(outcome);
-        }
-    }
     // A control run is the case cut after its attack, its control steps added: adapted
     // as a whole (they may be `do:` steps), its teardown never held strictly.
     let control_case;
@@ -314,6 +301,21 @@ fn run_case_inner(case: &Case, opts: &RunOptions, route: Route) -> Option<CaseOu
             return (route == Route::Stdio).then_some(outcome);
         }
     };
+    // Needs are looked at once the adapter can run the case: an unsupported case stays
+    // unsupported, and a peer's --version is asked only for a case it would run.
+    match needs_verdict(&adapted, opts) {
+        Ok(None) => {}
+        Ok(Some(why)) => {
+            outcome.skipped = true;
+            outcome.passed = true;
+            outcome.skip_reason = Some(why);
+            return (route == Route::Stdio).then_some(outcome);
+        }
+        Err(failure) => {
+            outcome.failures.push(failure);
+            return (route == Route::Stdio).then_some(outcome);
+        }
+    }
     let mut adapted = for_route(&adapted, route).ok()?;
     if opts.control {
         adapted.strict_teardown = false;

@@ -142,6 +142,14 @@ impl dyn Session + '_ {
     /// that it left no process behind.
     pub(crate) fn finish(&mut self, case: &Case, exit_timeout: Duration) {
         self.listen(Duration::ZERO);
+        // A server a case stopped (SIGSTOP, by an attack or a `signal` step) is resumed
+        // first, so that it can end as asked rather than be killed at the timeout.
+        let server = &self.core().server;
+        if server.status.is_none() {
+            for pid in server.server_pids() {
+                let _ = nix::sys::signal::kill(pid, Signal::SIGCONT);
+            }
+        }
         let ending = self.ask_to_exit();
         let how = ending.how;
         match self.wait_exit_within(exit_timeout) {
