@@ -182,6 +182,19 @@ fn a_stopped_server_fails_its_step_at_the_deadline() {
 }
 
 #[test]
+fn a_remote_server_has_no_process_checks() {
+    let looks = "source: t\nsteps:\n  - request: {method: ping}\n  - assert_no_process: \"sleep 97[.]25\"\n";
+    let dir = suite(&[("looks.yaml", looks), ("ping.yaml", PING)]);
+    let (code, out) = run(dir.path(), &["--remote"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("UNSUPPORTED mine/looks.yaml: it looks at the server's processes, which a harness on another machine cannot (--remote)\n"),
+        "{out}"
+    );
+    assert!(out.contains("PASS mine/ping.yaml\n"), "{out}");
+}
+
+#[test]
 fn a_bare_run_passes_without_language_servers() {
     // The lsp cases, on a PATH with no language server: each skips with its reason.
     let out = Command::new(SPEC)

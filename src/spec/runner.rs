@@ -62,6 +62,10 @@ pub struct RunOptions {
     pub control: bool,
     /// What a control run adds to the server's arguments (Boris: `--sandbox=off`).
     pub control_args: Vec<String>,
+    /// The server command runs the server on another machine (ssh, a VM): the harness
+    /// cannot read its processes nor look for what it has, so cases that need either
+    /// are unsupported.
+    pub remote: bool,
 }
 
 /// Boris's arguments for a control run: nothing confines the commands.
@@ -82,6 +86,7 @@ impl RunOptions {
             must_have: Default::default(),
             control: false,
             control_args: vec![DEFAULT_CONTROL_ARGS.to_string()],
+            remote: false,
         }
     }
 }
@@ -301,6 +306,23 @@ fn run_case_inner(case: &Case, opts: &RunOptions, route: Route) -> Option<CaseOu
             return (route == Route::Stdio).then_some(outcome);
         }
     };
+    if opts.remote {
+        let why = if adapted.looks_at_processes() {
+            Some(
+                "it looks at the server's processes, which a harness on another machine cannot (--remote)",
+            )
+        } else if !adapted.requires.is_empty() {
+            Some("its `requires:` cannot be looked for on another machine (--remote)")
+        } else {
+            None
+        };
+        if let Some(why) = why {
+            outcome.skipped = true;
+            outcome.passed = true;
+            outcome.unsupported = Some(why.into());
+            return (route == Route::Stdio).then_some(outcome);
+        }
+    }
     // Needs are looked at once the adapter can run the case: an unsupported case stays
     // unsupported, and a peer's --version is asked only for a case it would run.
     match needs_verdict(&adapted, opts) {

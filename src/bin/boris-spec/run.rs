@@ -93,6 +93,10 @@ pub(crate) struct RunArgs {
     /// `control:`, its server unconfined by --control-args): each must escape.
     #[arg(long, env = "BORIS_SPEC_CONTROL")]
     control: bool,
+    /// The server command starts the server on another machine (ssh, a VM): cases that
+    /// look at its processes or declare `requires:` are reported unsupported.
+    #[arg(long, env = "BORIS_SPEC_REMOTE")]
+    remote: bool,
     /// What a control run appends to the server's arguments.
     #[arg(
         long,
@@ -174,6 +178,7 @@ pub(crate) fn main(args: RunArgs) -> ExitCode {
     opts.adapter = adapter;
     opts.must_have = must_have;
     opts.control = args.control;
+    opts.remote = args.remote;
     opts.control_args = args
         .control_args
         .split_whitespace()

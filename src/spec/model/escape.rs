@@ -57,6 +57,22 @@ pub fn marker_failure(marker: &str, answer: Option<&str>) -> Option<String> {
 }
 
 impl Case {
+    /// Whether the case looks at the server's processes from outside (`{server_pid}`,
+    /// `assert_process`, `assert_no_process`, `expect_alive: stopped`): only a harness
+    /// on the server's machine can.
+    pub fn looks_at_processes(&self) -> bool {
+        let steps = self
+            .steps
+            .iter()
+            .chain(self.control.iter().flat_map(|c| c.steps.iter()));
+        steps.into_iter().any(|s| {
+            matches!(
+                s.action,
+                Action::AssertProcess(_) | Action::AssertNoProcess(_) | Action::ExpectStopped
+            ) || format!("{s:?}").contains(SERVER_PID)
+        })
+    }
+
     /// The indexes of the attack steps: those whose request holds the marker.
     pub fn attack_steps(&self) -> Vec<usize> {
         let Some(marker) = &self.attack_marker else {
