@@ -115,7 +115,15 @@ fn main() -> std::process::ExitCode {
             let skip = case
                 .as_ref()
                 .and_then(|c| spec::runner::needs_verdict(c, &opts).ok().flatten());
-            if let Some(why) = &skip {
+            // Said for the trials the filter selects (libtest-mimic lists them "ignored").
+            let selected = args.filter.as_ref().is_none_or(|f| {
+                if args.exact {
+                    name == *f
+                } else {
+                    name.contains(f.as_str())
+                }
+            });
+            if let Some(why) = skip.as_ref().filter(|_| selected) {
                 eprintln!("spec/{r}: skipped: {why}");
             }
             let path = path.clone();
