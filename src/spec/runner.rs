@@ -270,78 +270,98 @@ pub fn needs_verdict(case: &Case, opts: &RunOptions) -> Result<Option<String>, S
     }
 }
 
+/// Why a case is not run.
+enum Refusal {
+    /// A tag filter, a missing need: the one-line reason.
+    Skip(String),
+    /// The adapter (or `--remote`) cannot run it.
+    Unsupported(String),
+    /// A need the machine is meant to have is missing.
+    Fail(String),
+    /// A control run, and the case has no control.
+    NoControl,
+}
+
+/// The case as it is to run (a control run's cut, adapted), or why it is not run: the
+/// tag filters, the control, the adapter, `--remote`, then the needs — looked at once
+/// the adapter can run the case, so an unsupported case stays unsupported and a peer's
+/// `--version` is asked only for a case it would run.
+fn admit(case: &Case, opts: &RunOptions) -> Result<Case, Refusal> {
+    if let Some(why) = skip_reason(case, opts) {
+        return Err(Refusal::Skip(why));
+    }
+    // A control run is the case cut after its attack, its control steps added: adapted
+    // as a whole (they may be `do:` steps), its teardown never held strictly.
+    let control_case;
+    let case = if opts.control {
+        control_case = case
+            .as_control(&opts.control_args)
+            .ok_or(Refusal::NoControl)?;
+        &control_case
+    } else {
+        case
+    };
+    let mut adapted = opts.adapter.adapt(case).map_err(Refusal::Unsupported)?;
+    if opts.remote {
+        if adapted.looks_at_processes() {
+            return Err(Refusal::Unsupported(
+                "it looks at the server's processes, which a harness on another machine cannot (--remote)".into(),
+            ));
+        }
+        if !adapted.requires.is_empty() {
+            return Err(Refusal::Unsupported(
+                "its `requires:` cannot be looked for on another machine (--remote)".into(),
+            ));
+        }
+    }
+    match needs_verdict(&adapted, opts) {
+        Ok(None) => {}
+        Ok(Some(why)) => return Err(Refusal::Skip(why)),
+        Err(failure) => return Err(Refusal::Fail(failure)),
+    }
+    if opts.control {
+        adapted.strict_teardown = false;
+    }
+    Ok(adapted)
+}
+
+/// The outcome of a case not run, reported once (on stdio, whatever the routes).
+fn refused(mut outcome: CaseOutcome, refusal: Refusal, route: Route) -> Option<CaseOutcome> {
+    let not_run = !matches!(refusal, Refusal::Fail(_));
+    (outcome.skipped, outcome.passed) = (not_run, not_run);
+    match refusal {
+        Refusal::Skip(why) => outcome.skip_reason = Some(why),
+        Refusal::Unsupported(why) => outcome.unsupported = Some(why),
+        Refusal::Fail(failure) => outcome.failures.push(failure),
+        Refusal::NoControl => outcome.skip_reason = Some("no control (not an escape case)".into()),
+    }
+    (route == Route::Stdio).then_some(outcome)
+}
+
+/// A case tagged `sandbox` runs with a HOME of its own (unless its `env` sets one): an
+/// escape that works must not reach the real one, nor read its dot-files.
+fn sandbox_home(case: &Case) -> std::io::Result<Option<tempfile::TempDir>> {
+    let wanted = case.tags.iter().any(|t| t == "sandbox") && !case.env.contains_key("HOME");
+    wanted
+        .then(|| {
+            tempfile::Builder::new()
+                .prefix("boris-spec-home-")
+                .tempdir()
+        })
+        .transpose()
+}
+
 fn run_case_inner(case: &Case, opts: &RunOptions, route: Route) -> Option<CaseOutcome> {
     let start = Instant::now();
     let mut outcome = CaseOutcome::error(&case.path, String::new());
     outcome.failures.clear();
     outcome.golden = case.golden;
     outcome.capabilities = case.capabilities();
-    if let Some(why) = skip_reason(case, opts) {
-        outcome.skipped = true;
-        outcome.passed = true;
-        outcome.skip_reason = Some(why);
-        return (route == Route::Stdio).then_some(outcome);
-    }
-    if opts.control && case.control.is_none() {
-        outcome.skipped = true;
-        outcome.passed = true;
-        outcome.skip_reason = Some("no control (not an escape case)".into());
-        return Some(outcome);
-    }
-    // A control run is the case cut after its attack, its control steps added: adapted
-    // as a whole (they may be `do:` steps), its teardown never held strictly.
-    let control_case;
-    let case = if opts.control {
-        control_case = case.as_control(&opts.control_args)?;
-        &control_case
-    } else {
-        case
-    };
-    let adapted = match opts.adapter.adapt(case) {
+    let adapted = match admit(case, opts) {
         Ok(c) => c,
-        Err(reason) => {
-            outcome.skipped = true;
-            outcome.passed = true;
-            outcome.unsupported = Some(reason);
-            return (route == Route::Stdio).then_some(outcome);
-        }
+        Err(refusal) => return refused(outcome, refusal, route),
     };
-    if opts.remote {
-        let why = if adapted.looks_at_processes() {
-            Some(
-                "it looks at the server's processes, which a harness on another machine cannot (--remote)",
-            )
-        } else if !adapted.requires.is_empty() {
-            Some("its `requires:` cannot be looked for on another machine (--remote)")
-        } else {
-            None
-        };
-        if let Some(why) = why {
-            outcome.skipped = true;
-            outcome.passed = true;
-            outcome.unsupported = Some(why.into());
-            return (route == Route::Stdio).then_some(outcome);
-        }
-    }
-    // Needs are looked at once the adapter can run the case: an unsupported case stays
-    // unsupported, and a peer's --version is asked only for a case it would run.
-    match needs_verdict(&adapted, opts) {
-        Ok(None) => {}
-        Ok(Some(why)) => {
-            outcome.skipped = true;
-            outcome.passed = true;
-            outcome.skip_reason = Some(why);
-            return (route == Route::Stdio).then_some(outcome);
-        }
-        Err(failure) => {
-            outcome.failures.push(failure);
-            return (route == Route::Stdio).then_some(outcome);
-        }
-    }
-    let mut adapted = for_route(&adapted, route).ok()?;
-    if opts.control {
-        adapted.strict_teardown = false;
-    }
+    let adapted = for_route(&adapted, route).ok()?;
     outcome.golden = adapted.golden;
     let case = &adapted;
 
@@ -364,19 +384,7 @@ fn run_case_inner(case: &Case, opts: &RunOptions, route: Route) -> Option<CaseOu
         }
     };
     let case = case.expanded(&Placeholders::for_workdir(&workdir));
-    // A sandbox case runs with a HOME of its own: an escape that works must not reach
-    // the real one (nor read its dot-files).
-    let home = case
-        .tags
-        .iter()
-        .any(|t| t == "sandbox")
-        .then(|| {
-            tempfile::Builder::new()
-                .prefix("boris-spec-home-")
-                .tempdir()
-        })
-        .transpose();
-    let home = match home {
+    let home = match sandbox_home(&case) {
         Ok(h) => h,
         Err(e) => {
             outcome
