@@ -18,8 +18,10 @@ fn version_flag_prints_the_crate_version() {
     assert!(out.status.success());
     assert_eq!(
         String::from_utf8_lossy(&out.stdout).trim(),
-        format!("boris {}", env!("CARGO_PKG_VERSION"))
+        format!("boris {}", boris::config::VERSION)
     );
+    // The tests' build honours BORIS_SANDBOX_PROBE, and says so (issue 25 S2).
+    assert!(boris::config::VERSION.ends_with(" (probe-simulation)"));
 }
 
 /// A server on a free port, killed when dropped.

@@ -56,6 +56,12 @@ struct Workflow {
 }
 
 const WORKFLOWS: &[Workflow] = &[
+    // The home directory's control: unconfined, this lands in HOME (checked below).
+    Workflow {
+        name: "a dot-file written to the home directory",
+        needs: &[],
+        steps: &["(echo x > \"$HOME/.written-by-a-command\") 2>/dev/null; echo done"],
+    },
     Workflow {
         name: "git",
         needs: &["git"],
@@ -161,13 +167,8 @@ fn workflows_work_confined_as_unconfined() {
         eprintln!("skipped: this kernel cannot enforce --sandbox on");
         return;
     }
-    let home = tempfile::tempdir().expect("home");
     // The user's git config is read from ~/.gitconfig (outside the allowed directory).
-    std::fs::write(
-        home.path().join(".gitconfig"),
-        "[user]\n\tname = Sandbox Tester\n\temail = tester@example.com\n[init]\n\tdefaultBranch = main\n",
-    )
-    .expect("gitconfig");
+    let gitconfig = "[user]\n\tname = Sandbox Tester\n\temail = tester@example.com\n[init]\n\tdefaultBranch = main\n";
     // rustup's cargo finds its toolchain through these, not through HOME.
     let cargo_home = real_home_var("CARGO_HOME", ".cargo");
     let rustup_home = real_home_var("RUSTUP_HOME", ".rustup");
@@ -175,22 +176,36 @@ fn workflows_work_confined_as_unconfined() {
         ("CARGO_HOME", cargo_home.as_str()),
         ("RUSTUP_HOME", rustup_home.as_str()),
     ];
+    // Each run gets a home of its own; returns the outputs and what the home holds after.
     let run = |extra: &[&str], env2: &[(&str, &str)]| {
+        let home = tempfile::tempdir().expect("home");
+        std::fs::write(home.path().join(".gitconfig"), gitconfig).expect("gitconfig");
         let dir = tempfile::tempdir().expect("workdir");
         let dir = dir.path().canonicalize().expect("canonical").to_path_buf();
         let mut e: Vec<(&str, &str)> = env.to_vec();
         e.extend_from_slice(env2);
         let out = run_all(&dir, home.path(), extra, &e);
         let _ = std::fs::remove_dir_all(&dir);
-        out
+        let mut left: Vec<String> = std::fs::read_dir(home.path())
+            .expect("home")
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        left.sort();
+        (out, left)
     };
-    let unconfined = run(&["--sandbox", "off"], &[]);
-    let confined = run(&["--sandbox", "on"], &[]);
+    let (unconfined, unconfined_home) = run(&["--sandbox", "off"], &[]);
+    // The control: unconfined, a command does write to HOME, so the checks below can fail.
+    assert!(
+        unconfined_home.iter().any(|f| f == ".written-by-a-command"),
+        "the unconfined run did not write to HOME: {unconfined_home:?}"
+    );
+    let (confined, confined_home) = run(&["--sandbox", "on"], &[]);
     assert_eq!(
         confined, unconfined,
         "confined (namespaces) differs from unconfined"
     );
-    let landlock_only = run(
+    let (landlock_only, landlock_home) = run(
         &["--sandbox", "auto"],
         &[("BORIS_SANDBOX_PROBE", "landlock-only")],
     );
@@ -198,13 +213,14 @@ fn workflows_work_confined_as_unconfined() {
         landlock_only, unconfined,
         "confined (Landlock alone) differs from unconfined"
     );
-    // Nothing was written to the home directory (it is outside the writable ones).
-    let written: Vec<String> = std::fs::read_dir(home.path())
-        .expect("home")
-        .flatten()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .collect();
-    eprintln!("home after the unconfined run: {written:?}");
+    // Nothing a confined command did was written to the home directory (it is outside
+    // the writable ones): it holds the .gitconfig the test put there, and nothing else.
+    assert_eq!(confined_home, [".gitconfig"], "confined run wrote to HOME");
+    assert_eq!(
+        landlock_home,
+        [".gitconfig"],
+        "Landlock-only run wrote to HOME"
+    );
 }
 
 /// A Boris started by a confined command (an agent developing Boris) confines its own

@@ -9,6 +9,11 @@
 //! - Cases run `--test-threads` at a time (default: the cores, at least 2, at most 4),
 //!   each starting its own servers.
 //! - `BORIS_SPEC_FILTER=view/` still narrows the suite (the path's substring).
+//! - A case whose `requires:` the machine lacks is ignored, its reason printed
+//!   (`spec/…: skipped: requires nc (…)`); with `CI=true`, a need listed in
+//!   `tests/ci-installs.txt` fails it instead.
+//! - An escape case with a `control:` also has a trial `<name> [control]`: the case
+//!   against an unconfined server (`--sandbox=off`), where the attack must work.
 //! - New or changed goldens: `cargo insta review` (or `INSTA_UPDATE=always cargo test
 //!   --test spec`), then commit `golden/*.snap`.
 
@@ -59,16 +64,13 @@ fn main() -> std::process::ExitCode {
         paths.retain(|p| rel(p).contains(f.as_str()));
     }
     // The `lsp` cases (issue 20) run against the language servers tests/lsp/install.sh
-    // installs; the harness puts them on PATH for those cases only.
+    // installs; the harness puts them on PATH for those cases only (and looks for a
+    // case's `requires:` programs there too).
     let lsp_bin = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/lsp/.cache/node_modules/.bin");
-    let have_lsp = lsp_bin.join("pyright-langserver").exists();
-    if have_lsp && std::env::var_os(spec::runner::LSP_PATH_VAR).is_none() {
+    if lsp_bin.is_dir() && std::env::var_os(spec::runner::LSP_PATH_VAR).is_none() {
         // SAFETY: no other thread runs yet.
         unsafe { std::env::set_var(spec::runner::LSP_PATH_VAR, &lsp_bin) };
     }
-    let have_clangd = boris::lsp::find_program("clangd").is_some();
-    // Outside CI a missing server skips its cases (saying how to get it); in CI it fails them.
-    let in_ci = std::env::var("CI").is_ok_and(|v| v == "true");
     let server = format!(
         "{} --transport stdio",
         spec::shell_quote(env!("CARGO_BIN_EXE_boris"))
@@ -77,24 +79,61 @@ fn main() -> std::process::ExitCode {
     // Every case on stdio, and those not about their transport over HTTP and under the
     // 2026-07-28 revision too (spec::routes).
     opts.routes = spec::Route::ALL.to_vec();
-    let opts = Arc::new(opts);
-    let trials = paths
-        .into_iter()
-        .map(|path| {
-            let r = rel(&path);
-            let name = r.strip_suffix(".yaml").unwrap_or(&r).to_string();
-            let opts = opts.clone();
-            let tags = spec::load_case(&path).map(|c| c.tags).unwrap_or_default();
-            let missing = tags.iter().any(|t| t == "lsp") && !have_lsp
-                || tags.iter().any(|t| t == "clangd") && !have_clangd;
-            if missing && !in_ci {
-                eprintln!("spec/{r}: ignored: its language server is not installed (run tests/lsp/install.sh)");
+    // A case's missing need skips it with its reason; in CI (CI=true) a need that
+    // tests/ci-installs.txt says CI installs fails it instead.
+    if std::env::var("CI").is_ok_and(|v| v == "true") {
+        let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/ci-installs.txt");
+        match std::fs::read_to_string(&manifest)
+            .map_err(|e| e.to_string())
+            .and_then(|t| spec::requires::parse_manifest(&t))
+        {
+            Ok(m) => opts.must_have = m,
+            Err(e) => {
+                eprintln!("{}: {e}", manifest.display());
+                return std::process::ExitCode::FAILURE;
             }
-            Trial::test(name, move || run_case(&path, &opts))
-                .with_kind("spec")
-                .with_ignored_flag(missing && !in_ci)
-        })
-        .collect();
+        }
+    }
+    let mut control = opts.clone();
+    control.control = true;
+    let (opts, control) = (Arc::new(opts), Arc::new(control));
+    let mut trials = Vec::new();
+    for path in paths {
+        let r = rel(&path);
+        let name = r.strip_suffix(".yaml").unwrap_or(&r).to_string();
+        let case = spec::load_case(&path).ok();
+        // The escape cases' positive controls (issue 25 §1): the case's server
+        // unconfined, where the attack must work.
+        let has_control = case.as_ref().is_some_and(|c| c.control.is_some());
+        for (name, opts) in [
+            (name.clone(), opts.clone()),
+            (format!("{name} [control]"), control.clone()),
+        ] {
+            if opts.control && !has_control {
+                continue;
+            }
+            let skip = case
+                .as_ref()
+                .and_then(|c| spec::runner::needs_verdict(c, &opts).ok().flatten());
+            // Said for the trials the filter selects (libtest-mimic lists them "ignored").
+            let selected = args.filter.as_ref().is_none_or(|f| {
+                if args.exact {
+                    name == *f
+                } else {
+                    name.contains(f.as_str())
+                }
+            });
+            if let Some(why) = skip.as_ref().filter(|_| selected) {
+                eprintln!("spec/{r}: skipped: {why}");
+            }
+            let path = path.clone();
+            trials.push(
+                Trial::test(name, move || run_case(&path, &opts))
+                    .with_kind("spec")
+                    .with_ignored_flag(skip.is_some()),
+            );
+        }
+    }
     libtest_mimic::run(&args, trials).exit_code()
 }
 
@@ -113,7 +152,10 @@ fn run_case(path: &Path, opts: &RunOptions) -> Result<(), Failed> {
         })
         .collect();
     // A case that failed its expectations is not snapshotted (its failure says why).
-    for o in outcomes.iter().filter(|o| o.golden && o.passed) {
+    for o in outcomes
+        .iter()
+        .filter(|o| o.golden && o.passed && !o.skipped)
+    {
         let name = snapshot_name(&o.path);
         let mut settings = insta::Settings::clone_current();
         settings.set_snapshot_path("../golden");

@@ -98,11 +98,20 @@ impl LogLevel {
     }
 }
 
+/// `boris --version`: the crate's version, then ` (probe-simulation)` in a build that
+/// honours `BORIS_SANDBOX_PROBE` (the tests' build; `requires: probe-simulation` in a
+/// spec case reads it).
+pub const VERSION: &str = if cfg!(feature = "probe-simulation") {
+    concat!(env!("CARGO_PKG_VERSION"), " (probe-simulation)")
+} else {
+    env!("CARGO_PKG_VERSION")
+};
+
 /// The raw command line, as clap parses it. [`Cli::into_config`] validates it.
 #[derive(Debug, Parser)]
 #[command(
     name = "boris",
-    version,
+    version = VERSION,
     // The last occurrence of a single-valued flag wins, so a wrapper (or a spec case)
     // can override flags given earlier on the command line.
     args_override_self = true,

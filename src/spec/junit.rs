@@ -24,7 +24,10 @@ pub enum JunitResult {
         message: String,
         details: String,
     },
-    Skipped,
+    /// `message`: why, in one line (empty: no reason given).
+    Skipped {
+        message: String,
+    },
 }
 
 /// Escapes text for XML attributes and character data, dropping characters XML 1.0
@@ -55,7 +58,7 @@ pub fn render(suite: &str, cases: &[JunitCase]) -> String {
         .count();
     let skipped = cases
         .iter()
-        .filter(|c| matches!(c.result, JunitResult::Skipped))
+        .filter(|c| matches!(c.result, JunitResult::Skipped { .. }))
         .count();
     let total: Duration = cases.iter().map(|c| c.time).sum();
     let mut out = String::new();
@@ -84,7 +87,16 @@ pub fn render(suite: &str, cases: &[JunitCase]) -> String {
         );
         match &c.result {
             JunitResult::Passed => out.push_str("/>\n"),
-            JunitResult::Skipped => out.push_str(">\n      <skipped/>\n    </testcase>\n"),
+            JunitResult::Skipped { message } if message.is_empty() => {
+                out.push_str(">\n      <skipped/>\n    </testcase>\n")
+            }
+            JunitResult::Skipped { message } => {
+                let _ = writeln!(
+                    out,
+                    ">\n      <skipped message=\"{}\"/>\n    </testcase>",
+                    escape(message)
+                );
+            }
             JunitResult::Failed { message, details } => {
                 let _ = writeln!(
                     out,
@@ -142,14 +154,25 @@ mod tests {
                 name: "spec/bash/c.yaml".into(),
                 classname: "spec.bash".into(),
                 time: Duration::ZERO,
-                result: JunitResult::Skipped,
+                result: JunitResult::Skipped {
+                    message: String::new(),
+                },
+                stderr: String::new(),
+            },
+            JunitCase {
+                name: "spec/sandbox/d.yaml".into(),
+                classname: "spec.sandbox".into(),
+                time: Duration::ZERO,
+                result: JunitResult::Skipped {
+                    message: "requires nc (not on the server's PATH)".into(),
+                },
                 stderr: String::new(),
             },
         ];
         let xml = render("boris-spec", &cases);
         assert!(xml.starts_with("<?xml version=\"1.0\""));
         assert!(xml.contains(
-            "<testsuite name=\"boris-spec\" tests=\"3\" failures=\"1\" skipped=\"1\" errors=\"0\" time=\"1.520\">"
+            "<testsuite name=\"boris-spec\" tests=\"4\" failures=\"1\" skipped=\"2\" errors=\"0\" time=\"1.520\">"
         ));
         assert!(xml.contains(
             "<testcase name=\"spec/view/a.yaml\" classname=\"spec.view\" time=\"1.500\"/>"
@@ -159,8 +182,9 @@ mod tests {
         ));
         assert!(xml.contains("<system-err>oops &lt;stderr&gt;</system-err>"));
         assert!(xml.contains("<skipped/>"));
+        assert!(xml.contains("<skipped message=\"requires nc (not on the server&apos;s PATH)\"/>"));
         assert!(xml.trim_end().ends_with("</testsuites>"));
-        assert_eq!(xml.matches("<testcase ").count(), 3);
-        assert_eq!(xml.matches("</testcase>").count(), 2);
+        assert_eq!(xml.matches("<testcase ").count(), 4);
+        assert_eq!(xml.matches("</testcase>").count(), 3);
     }
 }

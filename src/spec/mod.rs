@@ -41,6 +41,7 @@ pub mod process;
 pub mod protocol;
 pub mod record;
 pub mod report;
+pub mod requires;
 pub mod routes;
 pub mod runner;
 pub(crate) mod session;
@@ -434,6 +435,31 @@ mod tests {
             .find(|c| c.rel == Path::new("protocol/ping.yaml"))
             .unwrap();
         assert_eq!(ping.load().unwrap().source, "mine");
+    }
+
+    /// The conventions the escape and lsp cases follow (issue 25 §1, issue 29 §1), so a
+    /// new case cannot pass without its attack running or fail for a missing server.
+    #[test]
+    fn escape_cases_carry_a_marker_and_lsp_cases_their_servers() {
+        for file in embedded_cases() {
+            let case = file.load().unwrap();
+            let name = file.rel.display();
+            if case.tags.iter().any(|t| t == "escape") {
+                assert!(
+                    case.attack_marker.is_some(),
+                    "{name}: an escape case has an attack_marker"
+                );
+            }
+            let lsp = case.tags.iter().any(|t| t == "lsp");
+            let own_server = case.args.iter().any(|a| a.starts_with("--lsp"));
+            if lsp && !own_server {
+                let servers = ["pyright-langserver", "typescript-language-server", "clangd"];
+                assert!(
+                    case.requires.iter().any(|r| servers.contains(&r.as_str())),
+                    "{name}: an lsp case requires its language server"
+                );
+            }
+        }
     }
 
     #[test]

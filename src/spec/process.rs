@@ -437,6 +437,18 @@ pub(crate) fn group_members(pgid: Pid) -> Vec<Pid> {
     out
 }
 
+/// A process's state letter from /proc (`R`, `S`, `T` stopped, `Z`, …; `?` when it is
+/// gone or unreadable).
+pub(crate) fn process_state(pid: i32) -> char {
+    fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|stat| {
+            let after = &stat[stat.rfind(')')? + 1..];
+            after.split_whitespace().next()?.chars().next()
+        })
+        .unwrap_or('?')
+}
+
 /// Processes other than the harness whose command line (arguments joined by spaces)
 /// matches `re`: `(pid, command line)`. Linux reads /proc; elsewhere `pgrep -f -l`.
 pub fn matching_processes(re: &regex::Regex) -> Vec<(i32, String)> {

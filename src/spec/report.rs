@@ -46,7 +46,8 @@ pub enum Status {
     /// Failed, and the baseline says so.
     Expected(String),
     Unsupported(String),
-    Skipped,
+    /// Not run: a tag filter, or a need the machine lacks (the one-line reason).
+    Skipped(String),
 }
 
 impl Status {
@@ -55,7 +56,7 @@ impl Status {
         if let Some(reason) = &o.unsupported {
             Status::Unsupported(reason.clone())
         } else if o.skipped {
-            Status::Skipped
+            Status::Skipped(o.skip_reason.clone().unwrap_or_default())
         } else if o.passed {
             Status::Passed
         } else if let Some(why) = baseline.get(key.as_ref()) {
@@ -73,7 +74,7 @@ impl Status {
             Status::Failed(_) => "fail",
             Status::Expected(_) => "fail (expected)",
             Status::Unsupported(_) => "not supported",
-            Status::Skipped => "skipped",
+            Status::Skipped(_) => "skipped",
         }
     }
 }
@@ -139,7 +140,7 @@ pub fn capability_scores(
             Status::Passed => 0,
             Status::Failed(_) | Status::Expected(_) => 1,
             Status::Unsupported(_) => 2,
-            Status::Skipped => continue,
+            Status::Skipped(_) => continue,
         };
         if o.capabilities.is_empty() {
             rows.entry(NO_CAPABILITY.to_string()).or_insert([0; 3])[col] += 1;
@@ -189,7 +190,7 @@ pub fn render_markdown(adapter: &str, outcomes: &[CaseOutcome], baseline: &Basel
         count(&|s| matches!(s, Status::Failed(_) | Status::Expected(_))),
         count(&|s| matches!(s, Status::Expected(_))),
         count(&|s| matches!(s, Status::Unsupported(_))),
-        count(&|s| *s == Status::Skipped),
+        count(&|s| matches!(s, Status::Skipped(_))),
     ));
     out.push_str("| capability | pass | fail | not supported |\n|---|---:|---:|---:|\n");
     for (cap, [p, f, u]) in capability_scores(outcomes, baseline) {
@@ -210,7 +211,9 @@ pub fn render_markdown(adapter: &str, outcomes: &[CaseOutcome], baseline: &Basel
         let status = Status::of(o, baseline);
         let why = match &status {
             Status::Failed(w) | Status::Expected(w) | Status::Unsupported(w) => w.clone(),
-            Status::Passed | Status::Skipped => continue,
+            // A missing need is worth a row (a tag filter is the reader's own choice).
+            Status::Skipped(w) if w.starts_with("requires ") => w.clone(),
+            Status::Passed | Status::Skipped(_) => continue,
         };
         out.push_str(&format!(
             "| `{}` | {} | {} |\n",
@@ -229,8 +232,11 @@ pub fn to_json(adapter: &str, outcomes: &[CaseOutcome], baseline: &Baseline) -> 
         .map(|o| {
             let status = Status::of(o, baseline);
             let why = match &status {
-                Status::Failed(w) | Status::Expected(w) | Status::Unsupported(w) => w.clone(),
-                _ => String::new(),
+                Status::Failed(w)
+                | Status::Expected(w)
+                | Status::Unsupported(w)
+                | Status::Skipped(w) => w.clone(),
+                Status::Passed => String::new(),
             };
             json!({
                 "path": o.path.to_string_lossy(),

@@ -232,7 +232,8 @@ fn portable_across_transports(case: &Case) -> Result<(), String> {
             Action::Write { .. }
             | Action::SleepMs(_)
             | Action::CheckFiles(_)
-            | Action::AssertNoProcess(_) => true,
+            | Action::AssertNoProcess(_)
+            | Action::AssertProcess(_) => true,
             _ => false,
         };
         if !ok {

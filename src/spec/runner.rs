@@ -54,7 +54,22 @@ pub struct RunOptions {
     pub adapter: Adapter,
     /// The routes to run each case on (those the adapter has too); default: stdio.
     pub routes: Vec<Route>,
+    /// Needs (`requires:` names) this machine is meant to have (CI's manifest,
+    /// `tests/ci-installs.txt`): a case missing one fails instead of being skipped.
+    pub must_have: std::collections::BTreeSet<String>,
+    /// Run the positive controls instead of the cases: each case with a `control`,
+    /// its server given `control_args` (see `Case::as_control`); the others skip.
+    pub control: bool,
+    /// What a control run adds to the server's arguments (Boris: `--sandbox=off`).
+    pub control_args: Vec<String>,
+    /// The server command runs the server on another machine (ssh, a VM): the harness
+    /// cannot read its processes nor look for what it has, so cases that need either
+    /// are unsupported.
+    pub remote: bool,
 }
+
+/// Boris's arguments for a control run: nothing confines the commands.
+pub const DEFAULT_CONTROL_ARGS: &str = "--sandbox=off";
 
 impl RunOptions {
     pub fn new(server_cmd: impl Into<String>) -> Self {
@@ -68,6 +83,10 @@ impl RunOptions {
             skip: Vec::new(),
             adapter: Adapter::boris(),
             routes: vec![Route::Stdio],
+            must_have: Default::default(),
+            control: false,
+            control_args: vec![DEFAULT_CONTROL_ARGS.to_string()],
+            remote: false,
         }
     }
 }
@@ -105,6 +124,8 @@ pub struct CaseOutcome {
     pub path: PathBuf,
     pub passed: bool,
     pub skipped: bool,
+    /// Why the case was skipped, in one line (a tag filter, a missing need).
+    pub skip_reason: Option<String>,
     /// The adapter cannot run this case, and why (the case counts as skipped).
     pub unsupported: Option<String>,
     /// The capabilities the case's `do` steps use, in order of first use.
@@ -133,6 +154,7 @@ impl CaseOutcome {
             path: path.to_path_buf(),
             passed: false,
             skipped: false,
+            skip_reason: None,
             unsupported: None,
             capabilities: Vec::new(),
             failures: vec![message],
@@ -182,12 +204,151 @@ pub fn route_label(path: &Path, route: Route) -> PathBuf {
     }
 }
 
+/// How a control run is named: `spec/sandbox/a.yaml [control]`.
+pub fn control_label(path: &Path) -> PathBuf {
+    PathBuf::from(format!("{} [control]", path.display()))
+}
+
 /// Runs one loaded case on `route`; `None` when the case stays off that route (it is
-/// about its own transport, see `spec::routes`).
+/// about its own transport, see `spec::routes`). A control run (`opts.control`) is on
+/// the stdio route only: the case as written, its server unconfined.
 pub fn run_case_on(case: &Case, opts: &RunOptions, route: Route) -> Option<CaseOutcome> {
+    if opts.control && route != Route::Stdio {
+        return None;
+    }
     let mut outcome = run_case_inner(case, opts, route)?;
-    outcome.path = route_label(&outcome.path, route);
+    outcome.path = if opts.control {
+        control_label(&outcome.path)
+    } else {
+        route_label(&outcome.path, route)
+    };
     Some(outcome)
+}
+
+/// The `PATH` the case's server gets (`None`: the harness's own).
+pub fn server_path(case: &Case) -> Option<String> {
+    lsp_env(case).get("PATH").cloned()
+}
+
+/// The case's missing needs, looked up where its server runs (see `spec::requires`).
+pub fn missing_needs(case: &Case, opts: &RunOptions) -> Vec<super::requires::Missing> {
+    if case.requires.is_empty() {
+        return Vec::new();
+    }
+    let path = server_path(case);
+    super::requires::missing(
+        case,
+        &super::requires::Where {
+            path: path.as_deref(),
+            server_cmd: &opts.server_cmd,
+        },
+    )
+}
+
+/// What to do about missing needs: `Err` (a failure) when the machine is meant to have
+/// one of them (`opts.must_have`), else `Ok` with the skip reason (`None`: nothing is
+/// missing).
+pub fn needs_verdict(case: &Case, opts: &RunOptions) -> Result<Option<String>, String> {
+    let missing = missing_needs(case, opts);
+    if missing.is_empty() {
+        return Ok(None);
+    }
+    let reason = super::requires::skip_reason(&missing);
+    let owed: Vec<&str> = missing
+        .iter()
+        .filter(|m| opts.must_have.contains(&m.name))
+        .map(|m| m.name.as_str())
+        .collect();
+    if owed.is_empty() {
+        Ok(Some(reason))
+    } else {
+        Err(format!(
+            "{reason}: the manifest of what this machine installs lists {}, so this is a \
+             failure, not a skip",
+            owed.join(", ")
+        ))
+    }
+}
+
+/// Why a case is not run.
+enum Refusal {
+    /// A tag filter, a missing need: the one-line reason.
+    Skip(String),
+    /// The adapter (or `--remote`) cannot run it.
+    Unsupported(String),
+    /// A need the machine is meant to have is missing.
+    Fail(String),
+    /// A control run, and the case has no control.
+    NoControl,
+}
+
+/// The case as it is to run (a control run's cut, adapted), or why it is not run: the
+/// tag filters, the control, the adapter, `--remote`, then the needs — looked at once
+/// the adapter can run the case, so an unsupported case stays unsupported and a peer's
+/// `--version` is asked only for a case it would run.
+fn admit(case: &Case, opts: &RunOptions) -> Result<Case, Refusal> {
+    if let Some(why) = skip_reason(case, opts) {
+        return Err(Refusal::Skip(why));
+    }
+    // A control run is the case cut after its attack, its control steps added: adapted
+    // as a whole (they may be `do:` steps), its teardown never held strictly.
+    let control_case;
+    let case = if opts.control {
+        control_case = case
+            .as_control(&opts.control_args)
+            .ok_or(Refusal::NoControl)?;
+        &control_case
+    } else {
+        case
+    };
+    let mut adapted = opts.adapter.adapt(case).map_err(Refusal::Unsupported)?;
+    if opts.remote {
+        if adapted.looks_at_processes() {
+            return Err(Refusal::Unsupported(
+                "it looks at the server's processes, which a harness on another machine cannot (--remote)".into(),
+            ));
+        }
+        if !adapted.requires.is_empty() {
+            return Err(Refusal::Unsupported(
+                "its `requires:` cannot be looked for on another machine (--remote)".into(),
+            ));
+        }
+    }
+    match needs_verdict(&adapted, opts) {
+        Ok(None) => {}
+        Ok(Some(why)) => return Err(Refusal::Skip(why)),
+        Err(failure) => return Err(Refusal::Fail(failure)),
+    }
+    if opts.control {
+        adapted.strict_teardown = false;
+    }
+    Ok(adapted)
+}
+
+/// The outcome of a case not run, reported once (on stdio, whatever the routes).
+fn refused(mut outcome: CaseOutcome, refusal: Refusal, route: Route) -> Option<CaseOutcome> {
+    let not_run = !matches!(refusal, Refusal::Fail(_));
+    (outcome.skipped, outcome.passed) = (not_run, not_run);
+    match refusal {
+        Refusal::Skip(why) => outcome.skip_reason = Some(why),
+        Refusal::Unsupported(why) => outcome.unsupported = Some(why),
+        Refusal::Fail(failure) => outcome.failures.push(failure),
+        Refusal::NoControl => outcome.skip_reason = Some("no control (not an escape case)".into()),
+    }
+    (route == Route::Stdio).then_some(outcome)
+}
+
+/// A case tagged `sandbox` runs with a HOME of its own (unless its `env` sets one): an
+/// escape that works must not reach the real one, nor read its dot-files.
+fn sandbox_home(case: &Case) -> std::io::Result<Option<tempfile::TempDir>> {
+    let wanted = case.tags.iter().any(|t| t == "sandbox") && !case.env.contains_key("HOME");
+    wanted
+        .then(|| {
+            tempfile::Builder::new()
+                .prefix("boris-spec-home-")
+                .tempdir()
+        })
+        .transpose()
 }
 
 fn run_case_inner(case: &Case, opts: &RunOptions, route: Route) -> Option<CaseOutcome> {
@@ -196,19 +357,9 @@ fn run_case_inner(case: &Case, opts: &RunOptions, route: Route) -> Option<CaseOu
     outcome.failures.clear();
     outcome.golden = case.golden;
     outcome.capabilities = case.capabilities();
-    if skip_reason(case, opts).is_some() {
-        outcome.skipped = true;
-        outcome.passed = true;
-        return (route == Route::Stdio).then_some(outcome);
-    }
-    let adapted = match opts.adapter.adapt(case) {
+    let adapted = match admit(case, opts) {
         Ok(c) => c,
-        Err(reason) => {
-            outcome.skipped = true;
-            outcome.passed = true;
-            outcome.unsupported = Some(reason);
-            return (route == Route::Stdio).then_some(outcome);
-        }
+        Err(refusal) => return refused(outcome, refusal, route),
     };
     let adapted = for_route(&adapted, route).ok()?;
     outcome.golden = adapted.golden;
@@ -233,6 +384,15 @@ fn run_case_inner(case: &Case, opts: &RunOptions, route: Route) -> Option<CaseOu
         }
     };
     let case = case.expanded(&Placeholders::for_workdir(&workdir));
+    let home = match sandbox_home(&case) {
+        Ok(h) => h,
+        Err(e) => {
+            outcome
+                .failures
+                .push(format!("cannot create a temp HOME: {e}"));
+            return Some(outcome);
+        }
+    };
     let timeout = Duration::from_millis(
         case.timeout_ms
             .unwrap_or(opts.default_timeout.as_millis() as u64),
@@ -267,7 +427,11 @@ fn run_case_inner(case: &Case, opts: &RunOptions, route: Route) -> Option<CaseOu
                 }
             }
             let (cmdline, direct) = server_cmdline(&opts.server_cmd, &extra, &case.args);
-            let env = lsp_env(&case);
+            let mut env = lsp_env(&case);
+            if let Some(home) = &home {
+                env.entry("HOME".into())
+                    .or_insert_with(|| home.path().to_string_lossy().into_owned());
+            }
             // No free port, no server: the failure above says why.
             let spawned = failures
                 .is_empty()
@@ -289,7 +453,11 @@ fn run_case_inner(case: &Case, opts: &RunOptions, route: Route) -> Option<CaseOu
                     transcript = ended.transcript;
                     failures.extend(ended.failures);
                     literals = ended.literals;
-                    outcome.teardown = ended.teardown;
+                    // A control's server may be stopped or killed by the attack: how it
+                    // ends is no finding.
+                    if !opts.control {
+                        outcome.teardown = ended.teardown;
+                    }
                     // Dropping the session kills the process group.
                 }
             }
@@ -310,6 +478,10 @@ fn run_case_inner(case: &Case, opts: &RunOptions, route: Route) -> Option<CaseOu
     }
     make_removable(&workdir);
     drop(tmp);
+    if let Some(home) = home {
+        make_removable(home.path());
+        drop(home);
+    }
 
     outcome.passed = failures.is_empty();
     outcome.failures = failures;

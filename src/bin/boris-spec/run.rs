@@ -84,6 +84,27 @@ pub(crate) struct RunArgs {
         default_value = "all"
     )]
     era: Vec<String>,
+    /// A manifest of what this machine is meant to have (one `requires:` name a line,
+    /// `#` comments; Boris's CI: tests/ci-installs.txt): a case missing one of them
+    /// fails instead of being skipped.
+    #[arg(long, value_name = "FILE", env = "BORIS_SPEC_INSTALLED")]
+    installed: Option<PathBuf>,
+    /// Run the positive controls of the escape cases instead (each case with a
+    /// `control:`, its server unconfined by --control-args): each must escape.
+    #[arg(long, env = "BORIS_SPEC_CONTROL")]
+    control: bool,
+    /// The server command starts the server on another machine (ssh, a VM): cases that
+    /// look at its processes or declare `requires:` are reported unsupported.
+    #[arg(long, env = "BORIS_SPEC_REMOTE")]
+    remote: bool,
+    /// What a control run appends to the server's arguments.
+    #[arg(
+        long,
+        value_name = "ARGS",
+        allow_hyphen_values = true,
+        default_value = boris::spec::runner::DEFAULT_CONTROL_ARGS
+    )]
+    control_args: String,
 }
 
 pub(crate) fn main(args: RunArgs) -> ExitCode {
@@ -94,12 +115,29 @@ pub(crate) fn main(args: RunArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let cases = match args.suite.cases() {
+    let mut cases = match args.suite.cases() {
         Ok(c) => c,
         Err(e) => {
             eprintln!("boris-spec: {e}");
             return ExitCode::from(2);
         }
+    };
+    if args.control {
+        // Only the escape cases have a control; a case that does not load is kept, to fail.
+        cases.retain(|c| c.load().map(|c| c.control.is_some()).unwrap_or(true));
+    }
+    let must_have = match &args.installed {
+        None => Default::default(),
+        Some(f) => match std::fs::read_to_string(f)
+            .map_err(|e| e.to_string())
+            .and_then(|t| boris::spec::requires::parse_manifest(&t))
+        {
+            Ok(m) => m,
+            Err(e) => {
+                eprintln!("boris-spec: --installed {}: {e}", f.display());
+                return ExitCode::from(2);
+            }
+        },
     };
     let baseline = match &args.baseline {
         None => report::Baseline::new(),
@@ -138,10 +176,17 @@ pub(crate) fn main(args: RunArgs) -> ExitCode {
     opts.only = args.only;
     opts.skip = args.skip;
     opts.adapter = adapter;
+    opts.must_have = must_have;
+    opts.control = args.control;
+    opts.remote = args.remote;
+    opts.control_args = args
+        .control_args
+        .split_whitespace()
+        .map(str::to_string)
+        .collect();
 
     let outcomes = spec::run_files(&cases, &opts, args.jobs, |o| print_outcome(o, &baseline));
 
-    let passed = outcomes.iter().filter(|o| o.passed && !o.skipped).count();
     let failed = outcomes.iter().filter(|o| !o.passed).count();
     let expected = outcomes
         .iter()
@@ -169,7 +214,6 @@ pub(crate) fn main(args: RunArgs) -> ExitCode {
     for s in &stale {
         println!("STALE baseline entry {s}: the case did not fail");
     }
-    let skipped = outcomes.iter().filter(|o| o.skipped).count();
     let unsupported = outcomes.iter().filter(|o| o.unsupported.is_some()).count();
     if unsupported > 0 {
         println!(
@@ -177,11 +221,7 @@ pub(crate) fn main(args: RunArgs) -> ExitCode {
             opts.adapter.name
         );
     }
-    if skipped > 0 {
-        println!("{passed} passed, {failed} failed, {skipped} skipped");
-    } else {
-        println!("{passed} passed, {failed} failed");
-    }
+    println!("{}", summary_line(&outcomes));
 
     if args.scores {
         print!(
@@ -224,7 +264,10 @@ fn print_outcome(o: &CaseOutcome, baseline: &report::Baseline) {
     } else if let Some(reason) = &o.unsupported {
         println!("UNSUPPORTED {path}: {reason}");
     } else if o.skipped {
-        println!("SKIP {path}");
+        match &o.skip_reason {
+            Some(why) => println!("SKIP {path}: {why}"),
+            None => println!("SKIP {path}"),
+        }
     } else if o.passed {
         println!("PASS {path}");
     } else {
@@ -237,6 +280,28 @@ fn print_outcome(o: &CaseOutcome, baseline: &report::Baseline) {
     }
 }
 
+/// `N passed, N failed` (`, N skipped (M for a missing need)` when some were skipped):
+/// a missing need is counted apart from failures, and apart from the other skips.
+pub(crate) fn summary_line(outcomes: &[CaseOutcome]) -> String {
+    let passed = outcomes.iter().filter(|o| o.passed && !o.skipped).count();
+    let failed = outcomes.iter().filter(|o| !o.passed).count();
+    let skipped = outcomes.iter().filter(|o| o.skipped).count();
+    let unmet = outcomes
+        .iter()
+        .filter(|o| {
+            o.skipped
+                && o.skip_reason
+                    .as_deref()
+                    .is_some_and(|r| r.starts_with("requires "))
+        })
+        .count();
+    match (skipped, unmet) {
+        (0, _) => format!("{passed} passed, {failed} failed"),
+        (s, 0) => format!("{passed} passed, {failed} failed, {s} skipped"),
+        (s, u) => format!("{passed} passed, {failed} failed, {s} skipped ({u} for a missing need)"),
+    }
+}
+
 /// Indents the continuation lines of a multi-line failure message.
 fn indent_rest(s: &str) -> String {
     s.replace('\n', "\n    ")
@@ -244,7 +309,13 @@ fn indent_rest(s: &str) -> String {
 
 fn to_junit(o: &CaseOutcome) -> JunitCase {
     let result = if o.skipped {
-        JunitResult::Skipped
+        JunitResult::Skipped {
+            message: o
+                .unsupported
+                .clone()
+                .or_else(|| o.skip_reason.clone())
+                .unwrap_or_default(),
+        }
     } else if o.passed {
         JunitResult::Passed
     } else {

@@ -11,8 +11,10 @@
 //! - `expect`: what a step expects of a response;
 //! - `step`: the steps and their validation; `step_kind`: [`StepKind`], one table of
 //!   the step kinds; `http_step`: the HTTP steps' shapes and their checks;
-//! - `placeholders`: `{workdir}` and friends, expanded through a whole case.
+//! - `placeholders`: `{workdir}` and friends, expanded through a whole case;
+//! - `escape`: the attack marker and the positive control of escape cases.
 
+mod escape;
 mod expect;
 mod files;
 mod http_step;
@@ -22,6 +24,7 @@ mod step_kind;
 #[cfg(test)]
 mod tests;
 
+pub use escape::{marker_failure, marker_in_request, marker_on_own_line};
 pub use expect::*;
 pub use files::*;
 pub use http_step::*;
@@ -114,6 +117,38 @@ pub struct Case {
     /// Extra normalisation for the golden transcript.
     #[serde(default)]
     pub redact: Vec<Redaction>,
+    /// What the case needs of the machine and the server (programs, kernel features,
+    /// `probe-simulation`, …; see `spec::requires`): a missing one skips the case with
+    /// its reason.
+    #[serde(default)]
+    pub requires: Strings,
+    /// An escape case's marker: every step whose request contains it (the attack step)
+    /// must answer with it more often than the request holds it, so the attack is seen
+    /// to run (a refused preamble fails the case instead of passing it).
+    #[serde(default)]
+    pub attack_marker: Option<String>,
+    /// What escaping looks like when nothing confines the server: the positive control
+    /// run under `--sandbox=off` (`boris-spec run --control`; see [`Control`]).
+    #[serde(default)]
+    pub control: Option<Control>,
+    /// Set for a control run: any exit code (or signal) ends the case well.
+    #[serde(skip)]
+    pub any_exit: bool,
+    #[serde(default)]
+    pub steps: Vec<Step>,
+}
+
+/// A case's positive control (issue 25 §1): under `--sandbox=off` the steps up to the
+/// last attack step run (the attack steps' expectations replaced by `expect`), then
+/// `steps`; each must show the escape.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Control {
+    /// What the last attack step answers when the attack works.
+    #[serde(default)]
+    pub expect: Option<Expect>,
+    /// Steps run after the attack in the control run only (`check_files` with
+    /// `until_ms`, `expect_alive: stopped`, …).
     #[serde(default)]
     pub steps: Vec<Step>,
 }
@@ -210,7 +245,13 @@ pub fn load_case(path: &Path) -> Result<Case, String> {
 
 /// Parses and validates a case from YAML text.
 pub fn parse_case(text: &str) -> Result<Case, String> {
-    let case: Case = yaml_serde::from_str(text).map_err(|e| format!("invalid case: {e}"))?;
+    let mut case: Case = yaml_serde::from_str(text).map_err(|e| format!("invalid case: {e}"))?;
+    // A server without HTTP is run with `--skip http`: an HTTP case it does not tag
+    // would start that server with HTTP arguments anyway (issue 29 §3). The tag follows
+    // the transport.
+    if case.transport == CaseTransport::Http && !case.tags.iter().any(|t| t == "http") {
+        case.tags.push("http".into());
+    }
     case.validate()?;
     Ok(case)
 }
@@ -286,11 +327,16 @@ impl Case {
         if self.tags.iter().any(|t| t.trim().is_empty()) {
             return Err("invalid case: empty tag".into());
         }
+
         for (i, r) in self.redact.iter().enumerate() {
             regex::Regex::new(&r.regex)
                 .map_err(|e| format!("invalid case: redact[{i}]: invalid regex: {e}"))?;
         }
-        Ok(())
+        for r in self.requires.iter() {
+            crate::spec::requires::Requirement::parse(r)
+                .map_err(|e| format!("invalid case: requires: {e}"))?;
+        }
+        self.validate_escape()
     }
 
     /// The case with every placeholder expanded (see [`Placeholders`]).

@@ -55,7 +55,10 @@ impl Step {
             Action::SendJson { message, .. } => *message = p.expand_value(message),
             Action::Await { id } => *id = p.expand_value(id),
             Action::Write { files } => *files = files.iter().map(|f| f.expanded(p)).collect(),
-            Action::SleepMs(_) | Action::ExpectAlive(_) | Action::Signal { .. } => {}
+            Action::SleepMs(_)
+            | Action::ExpectAlive(_)
+            | Action::ExpectStopped
+            | Action::Signal { .. } => {}
             Action::Http(h) => {
                 h.path = p.expand(&h.path);
                 expand_headers(&mut h.headers, p);
@@ -79,7 +82,9 @@ impl Step {
                 ev(&mut q.id);
                 expand_headers(&mut q.headers, p);
             }
-            Action::AssertNoProcess(pattern) => *pattern = p.expand_regex(pattern),
+            Action::AssertNoProcess(pattern) | Action::AssertProcess(pattern) => {
+                *pattern = p.expand_regex(pattern)
+            }
             Action::CheckFiles(checks) => {
                 for c in checks {
                     c.path = p.expand(&c.path);
@@ -113,6 +118,10 @@ impl Step {
 
 // ---------------------------------------------------------------------------------
 // Placeholders
+
+/// The server's process id, known once it runs (expanded in the steps only): what a
+/// case aims at when it attacks the server itself.
+pub const SERVER_PID: &str = "{server_pid}";
 
 /// The placeholder table: `{name}` → value. Only names in the table are replaced, so
 /// other braces (`*.{ts,tsx}`, `\d{8}`) pass through untouched.

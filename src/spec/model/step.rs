@@ -85,6 +85,9 @@ pub enum Action {
     /// `true`: ping and require a reply (HTTP: accept a TCP connection). `false`: the
     /// server must have exited.
     ExpectAlive(bool),
+    /// `expect_alive: stopped`: the server's process is stopped (SIGSTOP), as the
+    /// harness sees it in /proc.
+    ExpectStopped,
     /// One HTTP request (HTTP cases).
     Http(HttpSpec),
     /// POST `initialize` and `notifications/initialized`, saving the session id.
@@ -101,6 +104,9 @@ pub enum Action {
     },
     /// No process (other than the harness) has a command line matching this regex.
     AssertNoProcess(String),
+    /// Some process (other than the harness) has a command line matching this regex:
+    /// seen by the harness from outside the server, as `AssertNoProcess`.
+    AssertProcess(String),
 }
 
 /// `expect_exit` of a `signal` step.
@@ -115,7 +121,9 @@ pub struct ExpectExit {
 }
 
 /// Signals a `signal` step may send.
-pub const SIGNALS: &[&str] = &["TERM", "INT", "HUP", "QUIT", "KILL", "USR1", "USR2"];
+pub const SIGNALS: &[&str] = &[
+    "TERM", "INT", "HUP", "QUIT", "KILL", "USR1", "USR2", "STOP", "CONT",
+];
 
 impl Action {
     /// The step's kind (its action key, e.g. `call`).
@@ -131,13 +139,14 @@ impl Action {
             Action::Write { .. } => StepKind::Write,
             Action::SleepMs(_) => StepKind::SleepMs,
             Action::CheckFiles(_) => StepKind::CheckFiles,
-            Action::ExpectAlive(_) => StepKind::ExpectAlive,
+            Action::ExpectAlive(_) | Action::ExpectStopped => StepKind::ExpectAlive,
             Action::Http(_) => StepKind::Http,
             Action::HttpInitialize(_) => StepKind::HttpInitialize,
             Action::HttpCall(_) => StepKind::HttpCall,
             Action::HttpRequest(_) => StepKind::HttpRequest,
             Action::Signal { .. } => StepKind::Signal,
             Action::AssertNoProcess(_) => StepKind::AssertNoProcess,
+            Action::AssertProcess(_) => StepKind::AssertProcess,
         }
     }
 
@@ -159,6 +168,7 @@ impl Action {
             Action::SleepMs(_) => "sleep_ms".into(),
             Action::CheckFiles(_) => "check_files".into(),
             Action::ExpectAlive(_) => "expect_alive".into(),
+            Action::ExpectStopped => "expect_alive stopped".into(),
             Action::Http(h) => format!("http {} {}", h.method, h.path),
             Action::HttpInitialize(_) => "http_initialize".into(),
             Action::HttpCall(c) => match &c.capability {
@@ -168,6 +178,7 @@ impl Action {
             Action::HttpRequest(r) => format!("http_request {}", r.method),
             Action::Signal { name, .. } => format!("signal {name}"),
             Action::AssertNoProcess(_) => "assert_no_process".into(),
+            Action::AssertProcess(_) => "assert_process".into(),
         }
     }
 }
@@ -185,6 +196,14 @@ pub struct RequestSpec {
 pub(crate) enum OneOrManyFiles {
     One(FileSpec),
     Many(Vec<FileSpec>),
+}
+
+/// `expect_alive: true | false | stopped`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub(crate) enum Alive {
+    Bool(bool),
+    Word(String),
 }
 
 #[derive(Debug, Deserialize)]
@@ -214,7 +233,7 @@ pub(crate) struct RawStep {
     write: Option<OneOrManyFiles>,
     sleep_ms: Option<u64>,
     check_files: Option<Vec<FileCheck>>,
-    expect_alive: Option<bool>,
+    expect_alive: Option<Alive>,
     http: Option<HttpSpec>,
     #[serde(default, deserialize_with = "present_or_default")]
     http_initialize: Option<HttpInitSpec>,
@@ -223,6 +242,7 @@ pub(crate) struct RawStep {
     signal: Option<String>,
     expect_exit: Option<ExpectExit>,
     assert_no_process: Option<String>,
+    assert_process: Option<String>,
     #[serde(default, deserialize_with = "present_value")]
     id: Option<Value>,
     wait: Option<bool>,
@@ -253,6 +273,7 @@ impl RawStep {
             (self.http_request.is_some(), StepKind::HttpRequest),
             (self.signal.is_some(), StepKind::Signal),
             (self.assert_no_process.is_some(), StepKind::AssertNoProcess),
+            (self.assert_process.is_some(), StepKind::AssertProcess),
         ]
         .into_iter()
         .filter_map(|(present, kind)| present.then_some(kind))
@@ -364,7 +385,15 @@ impl RawStep {
             }
             Action::CheckFiles(checks)
         } else if let Some(alive) = r.expect_alive {
-            Action::ExpectAlive(alive)
+            match alive {
+                Alive::Bool(b) => Action::ExpectAlive(b),
+                Alive::Word(w) if w == "stopped" => Action::ExpectStopped,
+                Alive::Word(w) => {
+                    return Err(format!(
+                        "`expect_alive` takes true, false or stopped, got `{w}`"
+                    ));
+                }
+            }
         } else if let Some(mut h) = r.http {
             h.validate()?;
             h.wait = wait;
@@ -393,12 +422,11 @@ impl RawStep {
                 expect_exit: r.expect_exit,
             }
         } else if let Some(pattern) = r.assert_no_process {
-            if pattern.trim().is_empty() {
-                return Err("`assert_no_process` needs a non-empty pattern".into());
-            }
-            regex::Regex::new(&Placeholders::dummy().expand_regex(&pattern))
-                .map_err(|e| format!("assert_no_process: invalid regex `{pattern}`: {e}"))?;
+            check_process_pattern("assert_no_process", &pattern)?;
             Action::AssertNoProcess(pattern)
+        } else if let Some(pattern) = r.assert_process {
+            check_process_pattern("assert_process", &pattern)?;
+            Action::AssertProcess(pattern)
         } else {
             return Err(format!(
                 "a step needs exactly one of {}",
@@ -485,6 +513,16 @@ impl TryFrom<RawStep> for Step {
             until_ms,
         })
     }
+}
+
+/// A process step's pattern: a non-empty regex (with placeholders expanded).
+fn check_process_pattern(key: &str, pattern: &str) -> Result<(), String> {
+    if pattern.trim().is_empty() {
+        return Err(format!("`{key}` needs a non-empty pattern"));
+    }
+    regex::Regex::new(&Placeholders::dummy().expand_regex(pattern))
+        .map_err(|e| format!("{key}: invalid regex `{pattern}`: {e}"))?;
+    Ok(())
 }
 
 /// The keys of an `expect` fit the step's kind: HTTP keys on HTTP steps, JSON-RPC keys

@@ -27,6 +27,7 @@ pub enum StepKind {
     HttpRequest,
     Signal,
     AssertNoProcess,
+    AssertProcess,
 }
 
 /// A key a step may carry besides its action.
@@ -81,7 +82,7 @@ use StepKey::*;
 use StepKind::*;
 
 /// Every kind, in the documented order: its key, its transport, the keys it takes.
-const TABLE: [(StepKind, &str, Needs, &[StepKey]); 17] = [
+const TABLE: [(StepKind, &str, Needs, &[StepKey]); 18] = [
     (Initialize, "initialize", Needs::Stdio, &[Expect, TimeoutMs]),
     (
         Do,
@@ -144,6 +145,7 @@ const TABLE: [(StepKind, &str, Needs, &[StepKey]); 17] = [
         Needs::Either,
         &[TimeoutMs],
     ),
+    (AssertProcess, "assert_process", Needs::Either, &[TimeoutMs]),
 ];
 
 impl StepKind {

@@ -13,7 +13,10 @@ use serde_json::{Value, json};
 use crate::spec::display::{quote, show};
 use crate::spec::findings::TeardownFault;
 use crate::spec::matcher::content_text;
-use crate::spec::model::{Action, Case, Placeholders, Step, saved_placeholder};
+use crate::spec::model::{
+    Action, Case, Placeholders, SERVER_PID, Step, marker_failure, marker_in_request,
+    saved_placeholder,
+};
 use crate::spec::process::{Incoming, Server};
 
 /// A fatal step error: stop running steps.
@@ -154,6 +157,15 @@ impl Core {
         for (name, value) in &self.saved {
             p = p.with(&saved_placeholder(name), value);
         }
+        if format!("{step:?}").contains(SERVER_PID) {
+            let pid = self
+                .server
+                .server_pids()
+                .first()
+                .map(|p| p.as_raw().to_string())
+                .unwrap_or_default();
+            p = p.with(SERVER_PID, &pid);
+        }
         let mut out = step.clone();
         out.expand(&p);
         out
@@ -178,6 +190,19 @@ impl Core {
             )));
         }
         Ok(())
+    }
+
+    /// The attack marker rule (`Case::attack_marker`): an attack step (its request holds
+    /// the marker) whose answer does not show it on a line of its own failed to run.
+    pub(super) fn attack_marker_failure(&self, step: &Step, marker: &str) -> Option<String> {
+        if marker_in_request(&step.action, marker) == 0 {
+            return None;
+        }
+        let answer = self
+            .last_response
+            .as_ref()
+            .map(|r| content_text(r).unwrap_or_else(|| r.to_string()));
+        marker_failure(marker, answer.as_deref())
     }
 
     /// Keeps the values `expect.save` points at in the last response.

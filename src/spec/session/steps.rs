@@ -32,6 +32,9 @@ impl dyn Session + '_ {
                     {
                         fails.extend(self.core_mut().save_values(&e.save));
                     }
+                    if let Some(marker) = &case.attack_marker {
+                        fails.extend(self.core().attack_marker_failure(&step, marker));
+                    }
                     Ok(fails)
                 });
                 // Repeat while only the expectations failed and there is time left.
@@ -101,8 +104,12 @@ impl dyn Session + '_ {
                 fails.extend(self.signal_step(name, expect_exit.as_ref(), timeout))
             }
             Action::AssertNoProcess(pattern) => {
-                fails.extend(self.assert_no_process(pattern, timeout))
+                fails.extend(self.assert_process(pattern, false, timeout))
             }
+            Action::AssertProcess(pattern) => {
+                fails.extend(self.assert_process(pattern, true, timeout))
+            }
+            Action::ExpectStopped => fails.extend(self.expect_stopped(timeout)),
             Action::ExpectAlive(false) => {
                 if self.core_mut().server.wait_exit(timeout).is_some() {
                     // The exit code is checked at the end of the case.

@@ -1,0 +1,286 @@
+//! Regression tests of the spec harness (issue 25 §1, issue 29 §1, §3, §6), through
+//! `boris-spec run` against the real Boris:
+//!
+//! - a case whose `requires:` the machine lacks is a skip with its one-line reason,
+//!   counted apart from failures, in the summary and in the JUnit report (parsed); a
+//!   manifest (`--installed`) that lists the need makes it a failure;
+//! - an escape case whose attack step never ran (a refused preamble) fails, and passes
+//!   when it ran; a control that does not escape fails;
+//! - a stopped server (SIGSTOP) fails its step at the step's deadline, never hangs;
+//! - a bare run of the `lsp` cases with no language server on PATH passes (skips).
+
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+const SPEC: &str = env!("CARGO_BIN_EXE_boris-spec");
+const BORIS: &str = env!("CARGO_BIN_EXE_boris");
+
+/// `boris-spec run` of the cases under `dir/mine` (stdio only), returning (exit code,
+/// stdout).
+fn run(dir: &Path, args: &[&str]) -> (i32, String) {
+    let out = Command::new(SPEC)
+        .arg("run")
+        .args(["--server", &format!("'{BORIS}' --transport stdio")])
+        .args([
+            "--transport",
+            "stdio",
+            "--era",
+            "2025-11-25",
+            "--spec",
+            "mine",
+        ])
+        .args(args)
+        .current_dir(dir)
+        .env_remove("CI")
+        .output()
+        .expect("run boris-spec");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
+}
+
+/// A suite directory (`mine/`) holding these cases.
+fn suite(cases: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::create_dir(dir.path().join("mine")).expect("mkdir");
+    for (name, yaml) in cases {
+        std::fs::write(dir.path().join("mine").join(name), yaml).expect("write case");
+    }
+    dir
+}
+
+const PING: &str = "source: t\nsteps:\n  - request: {method: ping}\n";
+const NEEDS: &str =
+    "source: t\nrequires: [surely-absent-program-4711]\nsteps:\n  - request: {method: ping}\n";
+
+#[test]
+fn a_missing_need_is_a_skip_with_its_reason_and_a_failure_when_installed() {
+    let dir = suite(&[("needs.yaml", NEEDS), ("ping.yaml", PING)]);
+    let (code, out) = run(dir.path(), &["--junit", "report.xml"]);
+    assert_eq!(code, 0, "a skip is no failure: {out}");
+    assert!(
+        out.contains(
+            "SKIP mine/needs.yaml: requires surely-absent-program-4711 (not on the server's PATH)\n"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.ends_with("1 passed, 0 failed, 1 skipped (1 for a missing need)\n"),
+        "{out}"
+    );
+
+    // The JUnit report, parsed: one skipped testcase carrying the reason, one passed.
+    let xml = std::fs::read_to_string(dir.path().join("report.xml")).expect("junit");
+    let cases = testcases(&xml);
+    assert_eq!(cases.len(), 2, "{xml}");
+    let needs = cases
+        .iter()
+        .find(|c| c.name == "mine/needs.yaml")
+        .expect("needs");
+    assert_eq!(
+        needs.skipped.as_deref(),
+        Some("requires surely-absent-program-4711 (not on the server&apos;s PATH)")
+    );
+    assert!(needs.failure.is_none());
+    let ping = cases
+        .iter()
+        .find(|c| c.name == "mine/ping.yaml")
+        .expect("ping");
+    assert!(ping.skipped.is_none() && ping.failure.is_none());
+    assert!(
+        xml.contains("tests=\"2\" failures=\"0\" skipped=\"1\""),
+        "{xml}"
+    );
+
+    // Where the machine is meant to have it, a missing need fails the case.
+    std::fs::write(
+        dir.path().join("installs.txt"),
+        "# what this machine installs\nsurely-absent-program-4711\n",
+    )
+    .expect("manifest");
+    let (code, out) = run(
+        dir.path(),
+        &["--installed", "installs.txt", "--junit", "report.xml"],
+    );
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("FAIL mine/needs.yaml: requires surely-absent-program-4711 (not on the server's PATH): the manifest of what this machine installs lists surely-absent-program-4711"),
+        "{out}"
+    );
+    let xml = std::fs::read_to_string(dir.path().join("report.xml")).expect("junit");
+    let cases = testcases(&xml);
+    let needs = cases
+        .iter()
+        .find(|c| c.name == "mine/needs.yaml")
+        .expect("needs");
+    assert!(
+        needs
+            .failure
+            .as_deref()
+            .is_some_and(|m| m.starts_with("requires surely-absent-program-4711")),
+        "{xml}"
+    );
+}
+
+/// An escape case: the attack step writes the marker first, after a preamble.
+fn escape_case(preamble: &str, control: &str) -> String {
+    format!(
+        "source: t\ntags: [sandbox, escape]\nattack_marker: ATTACK_RAN\nboris_args: [\"--deny-dir=.env\"]\n\
+         files:\n  - {{path: .env, text: \"SECRET=hunter2\\n\"}}\n\
+         steps:\n  - call: bash\n    args: {{command: \"{preamble}echo ATTACK_RAN; cat .env\"}}\n    \
+         expect: {{not_contains: [hunter2]}}\n{control}"
+    )
+}
+
+#[test]
+fn an_attack_that_never_ran_fails_and_a_control_must_escape() {
+    let refused = escape_case("cd /no/such/dir && ", "");
+    let ran = escape_case("", "control:\n  expect: {contains: [hunter2]}\n");
+    let no_escape = escape_case("", "control:\n  expect: {contains: [never-printed]}\n");
+    let dir = suite(&[
+        ("refused.yaml", refused.as_str()),
+        ("ran.yaml", ran.as_str()),
+        ("no-escape.yaml", no_escape.as_str()),
+    ]);
+    let (code, out) = run(dir.path(), &[]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("FAIL mine/refused.yaml: step 1 (call bash): the attack did not run"),
+        "a refused preamble fails the case: {out}"
+    );
+    assert!(out.contains("PASS mine/ran.yaml\n"), "{out}");
+    assert!(out.contains("PASS mine/no-escape.yaml\n"), "{out}");
+
+    // The controls: only the cases with one, unconfined; each must escape.
+    let (code, out) = run(dir.path(), &["--control"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("PASS mine/ran.yaml [control]\n"), "{out}");
+    assert!(
+        out.contains("FAIL mine/no-escape.yaml [control]: step 1 (call bash): expected text to contain \"never-printed\""),
+        "{out}"
+    );
+    assert!(!out.contains("refused.yaml"), "no control, not run: {out}");
+    assert!(out.contains("1 passed, 1 failed\n"), "{out}");
+}
+
+#[test]
+fn a_stopped_server_fails_its_step_at_the_deadline() {
+    let stopped =
+        "source: t\nsteps:\n  - signal: STOP\n  - request: {method: ping}\n    timeout_ms: 500\n";
+    let dir = suite(&[("stopped.yaml", stopped)]);
+    let start = Instant::now();
+    let (code, out) = run(dir.path(), &["--exit-timeout-ms", "500"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("FAIL mine/stopped.yaml: step 2 (request ping): "),
+        "{out}"
+    );
+    // The step's 500 ms, the end of the case's 500 ms, the harness's own settling.
+    assert!(start.elapsed() < Duration::from_secs(20), "{out}");
+}
+
+#[test]
+fn a_remote_server_has_no_process_checks() {
+    let looks = "source: t\nsteps:\n  - request: {method: ping}\n  - assert_no_process: \"sleep 97[.]25\"\n";
+    let dir = suite(&[("looks.yaml", looks), ("ping.yaml", PING)]);
+    let (code, out) = run(dir.path(), &["--remote"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("UNSUPPORTED mine/looks.yaml: it looks at the server's processes, which a harness on another machine cannot (--remote)\n"),
+        "{out}"
+    );
+    assert!(out.contains("PASS mine/ping.yaml\n"), "{out}");
+}
+
+#[test]
+fn a_bare_run_passes_without_language_servers() {
+    // The lsp cases, on a PATH with no language server: each skips with its reason.
+    let out = Command::new(SPEC)
+        .arg("run")
+        .args(["--server", &format!("'{BORIS}' --transport stdio")])
+        .args(["lsp/portable-definition.yaml", "lsp/missing-server.yaml"])
+        .env("PATH", "/usr/bin:/bin")
+        .env_remove("BORIS_SPEC_LSP_PATH")
+        .env_remove("CI")
+        .output()
+        .expect("run boris-spec");
+    let text = String::from_utf8_lossy(&out.stdout);
+    if Path::new("/usr/bin/pyright-langserver").exists() {
+        return; // this machine has it where the test cannot hide it
+    }
+    assert!(out.status.success(), "{text}");
+    assert!(
+        text.contains("SKIP spec/lsp/portable-definition.yaml: requires pyright-langserver (not on the server's PATH; tests/lsp/install.sh installs it)\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("PASS spec/lsp/missing-server.yaml\n"),
+        "{text}"
+    );
+}
+
+/// Every program CI's manifest promises is one `.ci/run` installs (from Debian) or
+/// tests/lsp/install.sh does; the other names are kernel features and the tests' build.
+#[test]
+fn ci_installs_every_program_of_its_manifest() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let manifest = std::fs::read_to_string(root.join("tests/ci-installs.txt")).expect("manifest");
+    let ci = std::fs::read_to_string(root.join(".ci/run")).expect(".ci/run");
+    let names = boris::spec::requires::parse_manifest(&manifest).expect("parses");
+    for name in &names {
+        let feature = boris::spec::requires::FEATURES
+            .iter()
+            .any(|(f, _)| f == name);
+        let lsp = ["pyright-langserver", "typescript-language-server", "clangd"];
+        assert!(
+            feature || lsp.contains(&name.as_str()) || ci.contains(&format!("[{name}]=")),
+            "{name}: in tests/ci-installs.txt but .ci/run does not install it"
+        );
+    }
+    for needed in ["nc", "rsync", "curl", "socat"] {
+        assert!(names.contains(needed), "{needed}");
+    }
+}
+
+/// One `<testcase>` of a JUnit report: its name, and the message of its `<skipped>` or
+/// `<failure>` if it has one.
+#[derive(Debug)]
+struct Testcase {
+    name: String,
+    skipped: Option<String>,
+    failure: Option<String>,
+}
+
+/// The testcases of a JUnit report (the elements the harness writes: self-closing, or
+/// holding one `<skipped>` or `<failure>` and maybe `<system-err>`).
+fn testcases(xml: &str) -> Vec<Testcase> {
+    let attr = |tag: &str, name: &str| -> Option<String> {
+        let key = format!(" {name}=\"");
+        let start = tag.find(&key)? + key.len();
+        let len = tag[start..].find('"')?;
+        Some(tag[start..start + len].to_string())
+    };
+    let mut out = Vec::new();
+    for chunk in xml.split("<testcase ").skip(1) {
+        let head_end = chunk.find('>').expect("testcase tag ends");
+        let head = format!(" {}", &chunk[..head_end]);
+        let body = if head.ends_with('/') {
+            ""
+        } else {
+            &chunk[head_end..chunk.find("</testcase>").expect("testcase closes")]
+        };
+        let child = |name: &str| {
+            body.find(&format!("<{name} "))
+                .map(|i| &body[i..])
+                .and_then(|t| attr(&t[..t.find('>').unwrap_or(t.len())], "message"))
+        };
+        out.push(Testcase {
+            name: attr(&head, "name").expect("name"),
+            skipped: child("skipped"),
+            failure: child("failure"),
+        });
+    }
+    out
+}
