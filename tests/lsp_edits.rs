@@ -120,7 +120,7 @@ fn projects(click: &Path) -> Vec<Project> {
                 ("symbols", json!({"path": "lib.py"})),
             ],
             signature: Some(("lib.py", "def helper(x: int)", "def helper(x: str)")),
-            steps: 22,
+            steps: 20,
         },
         Project {
             name: "click",
@@ -147,7 +147,7 @@ fn projects(click: &Path) -> Vec<Project> {
                 ("symbols", json!({"path": "src/click/termui.py"})),
             ],
             signature: None,
-            steps: 14,
+            steps: 12,
         },
     ]
 }
@@ -562,8 +562,17 @@ fn every_edit_answers_its_own_content() {
         std::fs::create_dir_all(&root).expect("work dir");
         copy_dir(&p.source, &root);
         eprintln!("lsp_edits: {} ({} steps)", p.name, p.steps);
+        let started = std::time::Instant::now();
         let (states, checked) = run_steps(&p, &root, &mut rng);
+        let stepped = started.elapsed();
         let truth = truth(&p, &root, &states);
+        eprintln!(
+            "lsp_edits: {}: steps {:.1} s, the CLI on {} states {:.1} s",
+            p.name,
+            stepped.as_secs_f64(),
+            states.len(),
+            (started.elapsed() - stepped).as_secs_f64()
+        );
         edits += checked.len();
         wrong.extend(check(&p, &truth, &checked));
         let _ = std::fs::remove_dir_all(&root);

@@ -160,17 +160,22 @@ pub fn sync(ctx: &Ctx, server: &Server, t: &Target) -> ToolResult<Synced> {
 /// those that are gone (issue 20 §1: files a command changed are synced before the next
 /// request, by their stamps).
 pub fn refresh_open_docs(ctx: &Ctx, server: &Server) {
-    refresher(ctx)(server)
+    refresher(ctx, None)(server)
 }
 
 /// [`refresh_open_docs`] as a task that needs no session (the edit hook's runs on the
 /// language-server runtime): a file gone, unreadable, not UTF-8 or over --max-file-size
-/// is closed.
-fn refresher(ctx: &Ctx) -> Box<dyn FnOnce(&Server) + Send> {
+/// is closed. `except`: a file the caller syncs itself (the edit hook's own file: sent
+/// here, its new content would reach the server before the old one the hook compares
+/// with).
+fn refresher(ctx: &Ctx, except: Option<PathBuf>) -> Box<dyn FnOnce(&Server) + Send> {
     let languages = ctx.shared.config.languages.clone();
     let max = ctx.max_file_size();
     Box::new(move |server: &Server| {
         for (path, stamp) in server.stale_docs() {
+            if except.as_ref() == Some(&path) {
+                continue;
+            }
             let Some((language, ext)) = servers::language_of(&languages, &path) else {
                 continue;
             };
@@ -324,7 +329,7 @@ pub fn after_write(ctx: &Ctx, path: &ScopedPath, old: Option<&[u8]>, new: &[u8])
         new: new.to_vec(),
         mode: ctx.shared.config.diagnostics_after_edit,
         wait: ctx.shared.config.diagnostics_wait,
-        refresh: refresher(ctx),
+        refresh: refresher(ctx, Some(path.real.clone())),
     };
     let env = start_env(ctx);
     let lsp = ctx.ws.lsp.clone();
