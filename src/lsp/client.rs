@@ -90,6 +90,8 @@ pub struct Server {
     last_version: AtomicI32,
     /// Whether the server answers `textDocument/diagnostic` (see [`Server::diagnostics`]).
     pull: AtomicU8,
+    /// Per document, the last version [`Server::diagnostics`] had an answer for.
+    answered: Mutex<HashMap<PathBuf, i32>>,
     /// False once the main loop ended (the server exited or broke the protocol).
     alive: watch::Receiver<bool>,
 }
@@ -384,6 +386,7 @@ impl Server {
             docs: Mutex::new(HashMap::new()),
             last_version: AtomicI32::new(0),
             pull: AtomicU8::new(pull),
+            answered: Mutex::new(HashMap::new()),
             alive,
         })
     }
@@ -631,6 +634,26 @@ impl Server {
     /// - A server that publishes nothing for a version: `None` at `until`; callers say
     ///   the server has not reported, never another version's diagnostics.
     pub async fn diagnostics(
+        &self,
+        synced: &Synced,
+        after_seq: u64,
+        until: Instant,
+    ) -> Option<Published> {
+        let answer = self.diagnostics_of(synced, after_seq, until).await;
+        if answer.is_some() {
+            lock(&self.answered).insert(synced.path.clone(), synced.version);
+        }
+        answer
+    }
+
+    /// Whether [`Server::diagnostics`] had an answer for `synced`'s version: the server
+    /// has checked that content once (the project around it loaded), whatever it would
+    /// say now that other files may have changed.
+    pub fn has_checked(&self, synced: &Synced) -> bool {
+        lock(&self.answered).get(&synced.path) == Some(&synced.version)
+    }
+
+    async fn diagnostics_of(
         &self,
         synced: &Synced,
         after_seq: u64,

@@ -238,7 +238,9 @@ pub fn settle(
     let synced = synced.clone();
     let after = if synced.changed { seq } else { 0 };
     let ready = run(ct, async move {
-        let checked = s.diagnostics(&synced, after, until).await.is_some();
+        // Once is enough: pulling again would only cost the server a round trip.
+        let checked =
+            s.has_checked(&synced) || s.diagnostics(&synced, after, until).await.is_some();
         let idle = s.wait_idle(until).await;
         checked && idle
     })?;
