@@ -56,6 +56,8 @@ struct Project {
     queries: Vec<(&'static str, Value)>,
     /// A signature edit that breaks callers in another file: (file, old, new).
     signature: Option<(&'static str, &'static str, &'static str)>,
+    /// A function the rename tool renames back and forth: (file, one name, the other).
+    rename: Option<(&'static str, &'static str, &'static str)>,
     steps: usize,
 }
 
@@ -116,10 +118,11 @@ fn projects(click: &Path) -> Vec<Project> {
             queries: vec![
                 ("definition", json!({"path": "main.py", "symbol": "helper"})),
                 ("references", json!({"path": "lib.py", "symbol": "helper"})),
-                ("hover", json!({"path": "main.py", "symbol": "other"})),
+                ("hover", json!({"path": "main.py", "symbol": "helper"})),
                 ("symbols", json!({"path": "lib.py"})),
             ],
             signature: Some(("lib.py", "def helper(x: int)", "def helper(x: str)")),
+            rename: Some(("lib.py", "other", "other_b")),
             steps: 20,
         },
         Project {
@@ -147,6 +150,7 @@ fn projects(click: &Path) -> Vec<Project> {
                 ("symbols", json!({"path": "src/click/termui.py"})),
             ],
             signature: None,
+            rename: None,
             steps: 12,
         },
     ]
@@ -290,6 +294,29 @@ fn run_steps(p: &Project, root: &Path, rng: &mut Rng) -> (Vec<State>, Vec<Checke
                     &mut checked,
                 );
                 continue;
+            }
+            5 if p.rename.is_some() => {
+                // A rename changes both files through the server's workspace edit; it
+                // may refuse (a file a command changed since it was viewed): either way
+                // the files are as they are now for the next edit.
+                let (in_file, a, b) = p.rename.expect("rename");
+                let in_text = std::fs::read_to_string(root.join(in_file)).expect("read");
+                let (from, to) = if in_text.contains(&format!("def {a}(")) {
+                    (a, b)
+                } else {
+                    (b, a)
+                };
+                for f in &p.files {
+                    call(&mut s, "view", json!({"path": f}));
+                }
+                let (err, out) = call(
+                    &mut s,
+                    "rename",
+                    json!({"path": in_file, "symbol": from, "new_name": to}),
+                );
+                eprintln!("  {step}: rename {from} -> {to}: error={err}");
+                assert!(!err || out.contains("["), "step {step}: rename: {out}");
+                states.push(read_state(root, p));
             }
             _ => {
                 let mine = added(&text, "_e");
