@@ -98,6 +98,8 @@ def main() -> int:
     ap.add_argument("--bytes", type=int, default=1_000_000_000)
     ap.add_argument("--gb-runs", type=int, default=5)
     args = ap.parse_args()
+    # A relative binary path names the file from here: the server starts in a temp dir.
+    args.boris = type(args.boris)(os.path.abspath(args.boris))
 
     work = tempfile.mkdtemp(prefix="boris-bench-bash-")
     client = Client([args.boris, "--transport", "stdio", "--log-level", "warn"], work)

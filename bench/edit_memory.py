@@ -58,6 +58,8 @@ def main() -> int:
     ap.add_argument("--boris", default=str(ft.DEFAULT_BORIS))
     ap.add_argument("--size-mib", type=float, default=10)
     args = ap.parse_args()
+    # A relative binary path names the file from here: the server starts in a temp dir.
+    args.boris = type(args.boris)(os.path.abspath(args.boris))
     size = int(args.size_mib * MIB)
     with tempfile.TemporaryDirectory(prefix="boris-editmem-") as tmp:
         work = Path(tmp)

@@ -478,6 +478,8 @@ def main() -> int:
                          "(Codex's envelope, git's unified diff) and wrapped (fence, prose, heredoc) in turn "
                          "(issue 19; bench/patch_replay.py)")
     args = ap.parse_args()
+    # A relative binary path names the file from here: the server starts in a temp dir.
+    args.boris = type(args.boris)(os.path.abspath(args.boris))
     if args.apply_patch:
         import patch_replay  # noqa: E402
 

@@ -65,6 +65,8 @@ def main() -> int:
     ap.add_argument("--boris", default=str(ft.DEFAULT_BORIS))
     ap.add_argument("--edits", type=int, default=200)
     args = ap.parse_args()
+    # A relative binary path names the file from here: the server starts in a temp dir.
+    args.boris = type(args.boris)(os.path.abspath(args.boris))
     strace = shutil.which("strace")
     if not strace:
         sys.exit("error: strace not found")

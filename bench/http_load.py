@@ -263,6 +263,8 @@ def main() -> int:
     ap.add_argument("--churn", type=int, default=200)
     ap.add_argument("--deadline", type=float, default=600, help="seconds for the whole run")
     a = ap.parse_args()
+    # A relative binary path names the file from here: the server starts in a temp dir.
+    a.boris = type(a.boris)(os.path.abspath(a.boris))
     if not (1 <= a.sessions <= 256 and 1 <= a.calls <= 100_000 and 0 <= a.churn <= 10_000):
         ap.error("keep --sessions ≤ 256, --calls ≤ 100000, --churn ≤ 10000")
     deadline = time.monotonic() + a.deadline

@@ -16,6 +16,13 @@ temporary directory first so its edits go nowhere) and each server:
 - peak RSS: the most resident memory the server's process tree (the server and its
   language server, node included) held at once, sampled every 50 ms.
 
+Every timed answer is checked (issue 26): a definition names the definition's file and
+line, references name the expected caller, the edit that adds the error names it and
+clears nothing, the edit that takes it out names no such error (Boris's says it cleared
+it). One wrong answer and the run prints every wrong answer and exits 1: no table, no
+time for a wrong answer. --repeat K runs everything K times (a new server each time) and
+pools the samples (cold: the median of the K).
+
 serena is run as tests/compat/run.sh installs it (its --serena DIR: a venv with
 serena-agent and pyright from the Python registry, and the uvx shim). Prints a markdown
 table (peer / boris for times and memory).
@@ -23,8 +30,18 @@ table (peer / boris for times and memory).
 import argparse, json, os, shutil, statistics, subprocess, sys, tempfile, threading, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-# Edits whose answer did not name the error they introduced, per server (reported).
-MISSES = {}
+# Wrong answers: (server, call, what was wrong, the answer). Any one fails the run.
+WRONG = []
+
+
+def check(server, call, text, must=(), must_not=()):
+    """Records a wrong answer: one that lacks a `must` string or has a `must_not` one."""
+    lacks = [m for m in must if m not in text]
+    has = [m for m in must_not if m in text]
+    if lacks or has:
+        why = "; ".join([f"lacks {m!r}" for m in lacks] + [f"has {m!r}" for m in has])
+        WRONG.append((server, call, why, text))
+        print(f"bench: WRONG {server} {call}: {why}: {text[-600:]!r}", file=sys.stderr)
 
 
 def tree_rss(pid):
@@ -125,19 +142,27 @@ class Boris:
                        "--diagnostics-wait", "60"], cwd, env)
 
     def definition(self, s, t):
-        return s.call("definition", {"path": t["def_path"], "line": t["def_line"], "symbol": t["symbol"]})
+        dt, text = s.call("definition", {"path": t["def_path"], "line": t["def_line"], "symbol": t["symbol"]})
+        check(self.name, "definition", text, must=[t["def_at"]])
+        return dt
 
     def references(self, s, t):
-        return s.call("references", {"path": t["ref_path"], "line": t["ref_line"], "symbol": t["symbol"]})
+        dt, text = s.call("references", {"path": t["ref_path"], "line": t["ref_line"], "symbol": t["symbol"]})
+        check(self.name, "references", text, must=[t["ref_has"]])
+        return dt
 
     def prepare_edit(self, s, t):
         s.call("view", {"path": t["edit_path"]})
 
-    def edit(self, s, t, old, new, expect):
+    def edit(self, s, t, bad):
+        old, new = (t["edit_old"], t["edit_bad"]) if bad else (t["edit_bad"], t["edit_old"])
         dt, text = s.call("str_replace", {"path": t["edit_path"], "old_str": old, "new_str": new})
-        if expect and expect not in text:
-            MISSES[self.name] = MISSES.get(self.name, 0) + 1
-            print(f"bench: boris's edit result lacks {expect!r}: {text[-400:]}", file=sys.stderr)
+        if bad:  # names the error it made, and clears nothing
+            check(self.name, "the edit adding the error", text, must=[t["expect"], "The edit introduced 1 error"],
+                  must_not=["cleared"])
+        else:  # clears it, and introduces nothing (the previous edit's error least of all)
+            check(self.name, "the edit removing the error", text, must=["The edit cleared 1 error"],
+                  must_not=[t["expect"], "introduced"])
         return dt
 
 
@@ -156,20 +181,26 @@ class Serena:
                        "--open-web-dashboard", "false"], cwd, env)
 
     def definition(self, s, t):
-        return s.call("find_declaration", {"relative_path": t["def_path"], "regex": t["def_regex"]})
+        dt, text = s.call("find_declaration", {"relative_path": t["def_path"], "regex": t["def_regex"]})
+        check(self.name, "find_declaration", text, must=[os.path.basename(t["ref_path"])])
+        return dt
 
     def references(self, s, t):
-        return s.call("find_referencing_symbols", {"name_path": t["symbol"], "relative_path": t["ref_path"]})
+        dt, text = s.call("find_referencing_symbols", {"name_path": t["symbol"], "relative_path": t["ref_path"]})
+        check(self.name, "find_referencing_symbols", text, must=[t["ref_has"].split(":")[0]])
+        return dt
 
     def prepare_edit(self, s, t):
         pass
 
-    def edit(self, s, t, old, new, expect):
+    def edit(self, s, t, bad):
+        old, new = (t["edit_old"], t["edit_bad"]) if bad else (t["edit_bad"], t["edit_old"])
         a, _ = s.call("replace_content", {"relative_path": t["edit_path"], "needle": old, "repl": new, "mode": "literal"})
         b, text = s.call("get_diagnostics_for_file", {"relative_path": t["edit_path"]})
-        if expect and expect not in text:
-            MISSES[self.name] = MISSES.get(self.name, 0) + 1
-            print(f"bench: serena's diagnostics lack {expect!r}: {text[-400:]}", file=sys.stderr)
+        if bad:
+            check(self.name, "diagnostics after the edit adding the error", text, must=[t["expect"]])
+        else:
+            check(self.name, "diagnostics after the edit removing the error", text, must_not=[t["expect"]])
         return a + b
 
 
@@ -182,13 +213,13 @@ def measure(server, target, project, runs):
     try:
         server.definition(s, target)
         out["cold"] = time.monotonic() - t0
-        defs = [server.definition(s, target)[0] for _ in range(runs)]
-        refs = [server.references(s, target)[0] for _ in range(runs)]
+        defs = [server.definition(s, target) for _ in range(runs)]
+        refs = [server.references(s, target) for _ in range(runs)]
         server.prepare_edit(s, target)
         edits = []
         for _ in range(runs):
-            edits.append(server.edit(s, target, target["edit_old"], target["edit_bad"], target["expect"]))
-            edits.append(server.edit(s, target, target["edit_bad"], target["edit_old"], None))
+            edits.append(server.edit(s, target, True))
+            edits.append(server.edit(s, target, False))
         out.update(defs=defs, refs=refs, edits=edits)
     finally:
         s.close()
@@ -206,6 +237,8 @@ def fixture():
     return d, {
         "symbol": "helper", "def_path": "main.py", "def_line": 5, "def_regex": r"return (helper)\(",
         "ref_path": "lib.py", "ref_line": 1,
+        # What a right answer names: the definition's place, a caller.
+        "def_at": "lib.py:1:5", "ref_has": "main.py:5",
         "edit_path": "main.py", "edit_old": "helper(2)", "edit_bad": 'helper("two")',
         "expect": "reportArgumentType",
     }
@@ -223,6 +256,7 @@ def click_target(project):
         # serena's find_declaration takes a regex whose one group is the symbol, matching once.
         "def_regex": "(echo)" + __import__("re").escape(line.strip()[line.strip().index("echo") + 4:]),
         "ref_path": "src/click/utils.py", "ref_line": ref_line,
+        "def_at": f"utils.py:{ref_line}:5", "ref_has": "termui.py:",
         "edit_path": "src/click/utils.py",
         "edit_old": utils[ref_line - 1] + "\n",
         "edit_bad": "_bench_value: int = 'text'\n\n\n" + utils[ref_line - 1] + "\n",
@@ -235,8 +269,9 @@ def main():
     ap.add_argument("--boris", default=f"{ROOT}/target/release/boris")
     ap.add_argument("--serena", default=f"{ROOT}/tests/compat/.cache/serena")
     ap.add_argument("--lsp-path", default=f"{ROOT}/tests/lsp/.cache/node_modules/.bin")
-    ap.add_argument("--project", help="a checkout of pallets/click (the mid-size project)")
+    ap.add_argument("--project", help="pallets/click: a checkout, or tests/lsp/click.sh's layout of its wheel")
     ap.add_argument("--runs", type=int, default=10)
+    ap.add_argument("--repeat", type=int, default=1, help="whole runs per server and project, pooled")
     a = ap.parse_args()
     servers = [Boris(os.path.abspath(a.boris), a.lsp_path)]
     if os.path.exists(f"{a.serena}/venv/bin/serena"):
@@ -252,8 +287,20 @@ def main():
         res = {}
         for s in servers:
             print(f"bench: {s.name} on {pname}", file=sys.stderr)
-            res[s.name] = measure(s, target, path, a.runs)
+            runs = [measure(s, target, path, a.runs) for _ in range(a.repeat)]
+            res[s.name] = {
+                "cold": statistics.median(r["cold"] for r in runs),
+                "rss": max(r["rss"] for r in runs),
+                **{k: [x for r in runs for x in r[k]] for k in ("defs", "refs", "edits")},
+            }
         rows.append((pname, res))
+        if WRONG:
+            break
+    if WRONG:
+        print(f"{len(WRONG)} wrong answers; no figures for a run that answered wrongly:")
+        for server, call, why, text in WRONG:
+            print(f"- {server} {call}: {why}\n    {text[-600:]!r}")
+        sys.exit(1)
     names = [s.name for s in servers]
     print("| project | metric | " + " | ".join(names) + " |")
     print("|---|---|" + "---:|" * len(names))
@@ -267,17 +314,16 @@ def main():
             print(f"| {pname} | {metric} | " + " | ".join(cells) + " |")
         ms = lambda xs, q: pct(xs, q) * 1000
         line("cold: spawn to first definition answered", lambda r: r["cold"], "s")
-        line(f"warm definition p50 (of {a.runs})", lambda r: ms(r["defs"], 0.5), "ms")
+        n = a.runs * a.repeat
+        line(f"warm definition p50 (of {n})", lambda r: ms(r["defs"], 0.5), "ms")
         line(f"warm definition p95", lambda r: ms(r["defs"], 0.95), "ms")
-        line(f"warm references p50 (of {a.runs})", lambda r: ms(r["refs"], 0.5), "ms")
+        line(f"warm references p50 (of {n})", lambda r: ms(r["refs"], 0.5), "ms")
         line(f"warm references p95", lambda r: ms(r["refs"], 0.95), "ms")
-        line(f"edit + its diagnostics p50 (of {2 * a.runs})", lambda r: ms(r["edits"], 0.5), "ms")
+        line(f"edit + its diagnostics p50 (of {2 * n})", lambda r: ms(r["edits"], 0.5), "ms")
         line(f"edit + its diagnostics p95", lambda r: ms(r["edits"], 0.95), "ms")
         line("peak RSS, server + language server", lambda r: r["rss"] / 2**20, "MiB")
-    if MISSES:
-        print(f"\nEdits whose answer did not name the error they introduced: {MISSES}")
-    else:
-        print("\nEvery edit that introduced the error was answered with it (both servers).")
+    print(f"\nEvery timed answer was checked and right ({', '.join(names)}; --repeat {a.repeat}, "
+          f"--runs {a.runs}).")
 
 
 if __name__ == "__main__":

@@ -707,6 +707,8 @@ def main() -> int:
     ap.add_argument("--out", default=str(REPO / "BENCHMARKS.md"))
     ap.add_argument("--tmp", default=None)
     args = ap.parse_args()
+    # A relative binary path names the file from here: the server starts in a temp dir.
+    args.boris = type(args.boris)(os.path.abspath(args.boris))
     t_start = time.time()
     corpus = Path(args.corpus).resolve()
     files = ft.Files.create(args.tmp)

@@ -82,6 +82,8 @@ def main() -> int:
     ap.add_argument("--tree", type=int, default=2000, help="directories for step 3 (0: skip)")
     ap.add_argument("--probe", help="BORIS_SANDBOX_PROBE for the confined server (landlock-only)")
     args = ap.parse_args()
+    # A relative binary path names the file from here: the server starts in a temp dir.
+    args.boris = type(args.boris)(os.path.abspath(args.boris))
     boris = Path(args.boris).resolve()
     rows: list[tuple[str, str, str, str]] = []
     with tempfile.TemporaryDirectory(prefix="boris-sandbox-bench-") as tmp:

@@ -259,6 +259,8 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--out", type=Path)
     a = ap.parse_args()
+    # A relative binary path names the file from here: the server starts in a temp dir.
+    a.boris = type(a.boris)(os.path.abspath(a.boris))
     corpus = a.corpus.resolve()
     rg_version = subprocess.run([a.rg, "--version"], capture_output=True, text=True).stdout.splitlines()[0]
     files = sum(1 for _ in corpus.rglob("*"))

@@ -190,6 +190,8 @@ def main() -> int:
     ap.add_argument("--mb", type=int, default=20)
     ap.add_argument("--yields", default="0,100,500,1000,2000")
     args = ap.parse_args()
+    # A relative binary path names the file from here: the server starts in a temp dir.
+    args.boris = type(args.boris)(os.path.abspath(args.boris))
     with tempfile.TemporaryDirectory() as work:
         client = Client([args.boris, "--transport", "stdio", "--sandbox", "off"], work)
         client.initialize()

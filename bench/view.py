@@ -86,6 +86,8 @@ def main() -> int:
     ap.add_argument("--first", type=int, default=7, help="first tail views (new servers) and `wc -l` runs")
     ap.add_argument("--tmp", default=None, help="where the files go (default: the system temp directory)")
     args = ap.parse_args()
+    # A relative binary path names the file from here: the server starts in a temp dir.
+    args.boris = type(args.boris)(os.path.abspath(args.boris))
     wall0 = time.time()
 
     work = Path(tempfile.mkdtemp(prefix="boris-bench-view-", dir=args.tmp))

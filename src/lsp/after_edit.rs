@@ -4,10 +4,21 @@
 //!
 //! The server is given the old content first when it does not hold it (so there is a
 //! "before" to compare with; a file an agent viewed is usually open already), then the
-//! new content and a save, and the first diagnostics published for the new version are
-//! compared with the old version's. Nothing here can fail an edit or make it wait past
-//! its bound: every problem becomes a line of the result, or nothing.
+//! new content and a save. The "before" and the "after" are the server's diagnostics of
+//! exactly those two contents, each named by its own document version:
+//! [`Server::diagnostics`] says what guarantees that (pull where the server offers it,
+//! else a publish tagged with that very version), whatever calls came before. The open
+//! documents a command changed on disk are synced first (`refresh`), so the file is
+//! checked against the other files as they are. When the server gives nothing for a
+//! version in time, the result says it did not report; never another version's list.
+//!
+//! Only the edited file is checked: an edit that breaks another file (a changed
+//! signature and its callers) is not reported here, and the result says so whenever it
+//! reports something; the diagnostics tool checks the callers. Nothing here can fail an
+//! edit or make it wait past its bound: every problem becomes a line of the result, or
+//! nothing.
 
+use super::client::Server;
 use super::format::{self, Diag, Severity};
 use super::{Lsp, NoServer, StartEnv, servers::Language};
 use crate::config::DiagnosticsAfterEdit;
@@ -29,6 +40,8 @@ pub struct Edit {
     pub new: Vec<u8>,
     pub mode: DiagnosticsAfterEdit,
     pub wait: Duration,
+    /// Syncs the server's open documents that changed on disk (a command wrote them).
+    pub refresh: Box<dyn FnOnce(&Server) + Send>,
 }
 
 /// The text to end the edit's result with, if any (`None`: no server covers the file, or
@@ -63,27 +76,20 @@ pub async fn check(lsp: Arc<Lsp>, edit: Edit, start: StartEnv) -> Option<String>
     let id = edit.language.language_id(&edit.ext);
     let enc = server.encoding;
     let name = super::servers::program(&server.command).to_string();
+    (edit.refresh)(&server);
 
-    // The "before": what the server published for the old content.
+    // The "before": the server's diagnostics of the old content.
     let before: Option<Vec<Diag>> = match &old {
         None => Some(Vec::new()),
         Some(old) => {
-            let held = server.open_text(&edit.real);
             let seq = server.seq();
             let synced = server
                 .put(&edit.real, &id, Arc::from(old.as_str()), None, false)
                 .ok()?;
-            let already = held.is_some_and(|(v, t)| v == synced.version && *t == **old);
-            let published = match server.published(&synced.uri) {
-                Some(p) if already && p.version.is_none_or(|v| v == synced.version) => Some(p),
-                _ => {
-                    // Half the time left for the old version, the rest for the new one.
-                    let half = Instant::now() + until.saturating_duration_since(Instant::now()) / 2;
-                    server
-                        .wait_published(&synced.uri, synced.version, seq, half)
-                        .await
-                }
-            };
+            let after = if synced.changed { seq } else { 0 };
+            // Half the time left for the old version, the rest for the new one.
+            let half = Instant::now() + until.saturating_duration_since(Instant::now()) / 2;
+            let published = server.diagnostics(&synced, after, half).await;
             published.map(|p| {
                 p.diagnostics
                     .iter()
@@ -100,10 +106,7 @@ pub async fn check(lsp: Arc<Lsp>, edit: Edit, start: StartEnv) -> Option<String>
     let synced = server
         .put(&edit.real, &id, Arc::from(new.as_str()), stamp, true)
         .ok()?;
-    let Some(after) = server
-        .wait_published(&synced.uri, synced.version, seq, until)
-        .await
-    else {
+    let Some(after) = server.diagnostics(&synced, seq, until).await else {
         return Some(format!(
             "Diagnostics: {name} did not report on {} within {}; the diagnostics tool shows \
              them once it has.",
@@ -153,8 +156,14 @@ pub async fn check(lsp: Arc<Lsp>, edit: Edit, start: StartEnv) -> Option<String>
             what(cleared)
         )
     });
+    // Said with every report (issue 26): the edit's own file is all that was checked.
+    let only_this = format!(
+        "Only {} was checked; files that use what the edit changed are not (the \
+         diagnostics tool checks them).",
+        edit.label
+    );
     if introduced.is_empty() {
-        return cleared_line;
+        return cleared_line.map(|c| format!("{c}\n{only_this}"));
     }
     let mut out = vec![header];
     for d in introduced.iter().take(format::MAX_EDIT_DIAGNOSTICS) {
@@ -167,6 +176,7 @@ pub async fn check(lsp: Arc<Lsp>, edit: Edit, start: StartEnv) -> Option<String>
         ));
     }
     out.extend(cleared_line);
+    out.push(only_this);
     Some(out.join("\n"))
 }
 

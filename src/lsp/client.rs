@@ -16,6 +16,7 @@ use lsp_types::{
 use std::collections::{HashMap, HashSet};
 use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicI32, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::watch;
@@ -65,6 +66,8 @@ struct Doc {
 #[derive(Clone)]
 pub struct Synced {
     pub uri: Url,
+    pub path: PathBuf,
+    /// Unique for this server (see [`Server::put`]): the version names this content.
     pub version: i32,
     pub text: Arc<str>,
     /// Whether this call told the server something new (opened or changed it).
@@ -83,9 +86,20 @@ pub struct Server {
     pushed: Arc<Mutex<Pushed>>,
     changed: watch::Receiver<u64>,
     docs: Mutex<HashMap<PathBuf, Doc>>,
+    /// The last document version given out, for every document (see [`Server::put`]).
+    last_version: AtomicI32,
+    /// Whether the server answers `textDocument/diagnostic` (see [`Server::diagnostics`]).
+    pull: AtomicU8,
+    /// Per document, the last version [`Server::diagnostics`] had an answer for.
+    answered: Mutex<HashMap<PathBuf, i32>>,
     /// False once the main loop ended (the server exited or broke the protocol).
     alive: watch::Receiver<bool>,
 }
+
+/// [`Server::pull`]: not known yet (asked; "method not found" means no), yes, no.
+const PULL_UNKNOWN: u8 = 0;
+const PULL_YES: u8 = 1;
+const PULL_NO: u8 = 2;
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
@@ -96,6 +110,8 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 pub enum Failure {
     /// The server is gone (crashed, killed): worth one restart.
     Gone,
+    /// The server does not know the request ("method not found").
+    Unsupported,
     /// No answer within the bound.
     TimedOut,
     /// The server answered with an error.
@@ -106,6 +122,7 @@ impl std::fmt::Display for Failure {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Failure::Gone => f.write_str("the language server exited"),
+            Failure::Unsupported => f.write_str("the language server does not offer this request"),
             Failure::TimedOut => f.write_str("the language server did not answer in time"),
             Failure::Error(e) => write!(f, "the language server answered with an error: {e}"),
         }
@@ -208,6 +225,9 @@ fn capabilities() -> ClientCapabilities {
         "textDocument": {
             "synchronization": {"didSave": true, "dynamicRegistration": false},
             "publishDiagnostics": {"versionSupport": true, "relatedInformation": false},
+            // Pull diagnostics (see `Server::diagnostics`); pyright offers them only to a
+            // client that takes dynamic registration, and then stops publishing.
+            "diagnostic": {"dynamicRegistration": true, "relatedDocumentSupport": false},
             "hover": {"contentFormat": ["markdown", "plaintext"]},
             "definition": {"linkSupport": true},
             "implementation": {"linkSupport": true},
@@ -347,6 +367,11 @@ impl Server {
                 .as_ref()
                 .map(|k| k.as_str()),
         );
+        let pull = if init.capabilities.diagnostic_provider.is_some() {
+            PULL_YES
+        } else {
+            PULL_UNKNOWN
+        };
         Ok(Server {
             language: launch.language,
             command: launch.command,
@@ -359,6 +384,9 @@ impl Server {
             pushed,
             changed,
             docs: Mutex::new(HashMap::new()),
+            last_version: AtomicI32::new(0),
+            pull: AtomicU8::new(pull),
+            answered: Mutex::new(HashMap::new()),
             alive,
         })
     }
@@ -426,6 +454,11 @@ impl Server {
                 Ok(Err(async_lsp::Error::ServiceStopped | async_lsp::Error::Eof)) => {
                     return Err(Failure::Gone);
                 }
+                Ok(Err(async_lsp::Error::Response(e)))
+                    if e.code == async_lsp::ErrorCode::METHOD_NOT_FOUND =>
+                {
+                    return Err(Failure::Unsupported);
+                }
                 Ok(Err(e)) => return Err(Failure::Error(e.to_string())),
             }
         }
@@ -437,6 +470,12 @@ impl Server {
 
     /// Makes the server hold `text` for `path` (opening the document, or changing it);
     /// `save` also sends didSave. Returns what the server now holds.
+    ///
+    /// Every open and every change takes the next number of one counter of the server,
+    /// so a version is never given twice, not even to a document closed and opened again:
+    /// a (document, version) pair names one content for the server's whole life, which
+    /// [`Server::diagnostics`] relies on. The notification is sent under `docs`' lock, so
+    /// the versions reach the server in the order they were given.
     pub fn put(
         &self,
         path: &Path,
@@ -455,7 +494,7 @@ impl Server {
                 doc.version
             }
             Some(doc) => {
-                doc.version += 1;
+                doc.version = self.next_version();
                 doc.text = text.clone();
                 doc.stamp = stamp;
                 self.notify::<note::DidChangeTextDocument>(
@@ -474,23 +513,24 @@ impl Server {
                 doc.version
             }
             None => {
+                let version = self.next_version();
                 self.notify::<note::DidOpenTextDocument>(lsp_types::DidOpenTextDocumentParams {
                     text_document: lsp_types::TextDocumentItem {
                         uri: uri.clone(),
                         language_id: language_id.to_string(),
-                        version: 1,
+                        version,
                         text: text.to_string(),
                     },
                 })?;
                 docs.insert(
                     path.to_path_buf(),
                     Doc {
-                        version: 1,
+                        version,
                         stamp,
                         text: text.clone(),
                     },
                 );
-                1
+                version
             }
         };
         if save {
@@ -501,10 +541,22 @@ impl Server {
         }
         Ok(Synced {
             uri,
+            path: path.to_path_buf(),
             version,
             text,
             changed,
         })
+    }
+
+    fn next_version(&self) -> i32 {
+        self.last_version.fetch_add(1, Ordering::Relaxed) + 1
+    }
+
+    /// Whether the server holds `path` at `version` now.
+    fn holds(&self, path: &Path, version: i32) -> bool {
+        lock(&self.docs)
+            .get(path)
+            .is_some_and(|d| d.version == version)
     }
 
     /// How many documents are open.
@@ -555,27 +607,123 @@ impl Server {
         lock(&self.pushed).seq
     }
 
-    /// Waits up to `until` for diagnostics of `uri` at `version` (or, from a server that
-    /// does not say which version it checked, published after `after_seq`).
-    pub async fn wait_published(
+    /// The diagnostics of `synced`'s document as the server holds it at `synced.version`
+    /// (issue 26), waited for up to `until`; `None` when the server gives none for that
+    /// version in time. `after_seq`: [`Server::seq`] from before the document was synced.
+    ///
+    /// What makes them describe exactly that content, whatever calls came before:
+    ///
+    /// - Pull (LSP 3.17 `textDocument/diagnostic`: pyright, rust-analyzer, gopls), asked
+    ///   first of every server until one says "method not found". A server reads its
+    ///   messages in order, so the answer describes what it held when it read the request.
+    ///   Only Boris changes what it holds, always under `docs`' lock with a version never
+    ///   given before ([`Server::put`]): when the document is at `synced.version` both
+    ///   before the request is sent and after the answer came, no change came between,
+    ///   and the answer is about that content. If it moved on, the answer is dropped:
+    ///   `None`, since the version asked about is gone.
+    /// - Push (clangd, typescript-language-server), for servers without pull: only a
+    ///   publish tagged with exactly `synced.version` counts (an older one is about older
+    ///   content, a newer one about newer): the first one for it. A server that tags no
+    ///   version (typescript-language-server) cannot say what a publish describes: the
+    ///   first one after `after_seq` counts, right when it publishes in the order of the
+    ///   changes. The tag is the server's word: pyright tags a publish with the
+    ///   document's version when it sends it, and after a change its first publish
+    ///   carries the new version with the checker's results for the old content (issue
+    ///   26: after `references` had loaded click, every edit was answered one edit late).
+    ///   So a server that pulls is never read from its publishes.
+    /// - A server that publishes nothing for a version: `None` at `until`; callers say
+    ///   the server has not reported, never another version's diagnostics.
+    pub async fn diagnostics(
         &self,
-        uri: &Url,
-        version: i32,
+        synced: &Synced,
+        after_seq: u64,
+        until: Instant,
+    ) -> Option<Published> {
+        let answer = self.diagnostics_of(synced, after_seq, until).await;
+        if answer.is_some() {
+            lock(&self.answered).insert(synced.path.clone(), synced.version);
+        }
+        answer
+    }
+
+    /// Whether [`Server::diagnostics`] had an answer for `synced`'s version: the server
+    /// has checked that content once (the project around it loaded), whatever it would
+    /// say now that other files may have changed.
+    pub fn has_checked(&self, synced: &Synced) -> bool {
+        lock(&self.answered).get(&synced.path) == Some(&synced.version)
+    }
+
+    async fn diagnostics_of(
+        &self,
+        synced: &Synced,
+        after_seq: u64,
+        until: Instant,
+    ) -> Option<Published> {
+        while self.pull.load(Ordering::Relaxed) != PULL_NO {
+            if !self.holds(&synced.path, synced.version) {
+                return None;
+            }
+            let params = lsp_types::DocumentDiagnosticParams {
+                text_document: lsp_types::TextDocumentIdentifier {
+                    uri: synced.uri.clone(),
+                },
+                identifier: None,
+                previous_result_id: None,
+                work_done_progress_params: Default::default(),
+                partial_result_params: Default::default(),
+            };
+            match self
+                .request::<req::DocumentDiagnosticRequest>(params, until)
+                .await
+            {
+                Ok(lsp_types::DocumentDiagnosticReportResult::Report(
+                    lsp_types::DocumentDiagnosticReport::Full(report),
+                )) => {
+                    self.pull.store(PULL_YES, Ordering::Relaxed);
+                    if !self.holds(&synced.path, synced.version) {
+                        return None;
+                    }
+                    return Some(Published {
+                        version: Some(synced.version),
+                        diagnostics: report.full_document_diagnostic_report.items,
+                        seq: self.seq(),
+                    });
+                }
+                // "Unchanged" (Boris names no earlier result; pyright says so of a file
+                // it has not loaded yet) or a partial result: no answer yet.
+                Ok(_) => {
+                    if Instant::now() + Duration::from_millis(100) >= until {
+                        return None;
+                    }
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+                Err(Failure::Unsupported) => self.pull.store(PULL_NO, Ordering::Relaxed),
+                Err(_) => return None,
+            }
+        }
+        self.wait_published(synced, after_seq, until).await
+    }
+
+    /// Waits up to `until` for the publish that [`Server::diagnostics`] counts for a
+    /// server without pull.
+    async fn wait_published(
+        &self,
+        synced: &Synced,
         after_seq: u64,
         until: Instant,
     ) -> Option<Published> {
         let mut rx = self.changed.clone();
         loop {
-            if let Some(p) = self.published(uri) {
+            if let Some(p) = self.published(&synced.uri) {
                 let fresh = match p.version {
-                    Some(v) => v >= version,
+                    Some(v) => v == synced.version,
                     None => p.seq > after_seq,
                 };
                 if fresh {
                     return Some(p);
                 }
             }
-            if !self.is_alive() {
+            if !self.is_alive() || !self.holds(&synced.path, synced.version) {
                 return None;
             }
             let left = until.saturating_duration_since(Instant::now());

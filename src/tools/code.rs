@@ -160,25 +160,40 @@ pub fn sync(ctx: &Ctx, server: &Server, t: &Target) -> ToolResult<Synced> {
 /// those that are gone (issue 20 §1: files a command changed are synced before the next
 /// request, by their stamps).
 pub fn refresh_open_docs(ctx: &Ctx, server: &Server) {
-    for (path, stamp) in server.stale_docs() {
-        let Some(stamp) = stamp else {
-            server.close(&path);
-            continue;
-        };
-        let Some((language, ext)) = covering(ctx, &path) else {
-            continue;
-        };
-        let shown = ScopedPath {
-            shown: path.clone(),
-            real: path.clone(),
-        };
-        match read_text(ctx, &shown) {
-            Ok((text, _)) => {
-                let _ = server.put(&path, &language.language_id(&ext), text, Some(stamp), false);
+    refresher(ctx, None)(server)
+}
+
+/// [`refresh_open_docs`] as a task that needs no session (the edit hook's runs on the
+/// language-server runtime): a file gone, unreadable, not UTF-8 or over --max-file-size
+/// is closed. `except`: a file the caller syncs itself (the edit hook's own file: sent
+/// here, its new content would reach the server before the old one the hook compares
+/// with).
+fn refresher(ctx: &Ctx, except: Option<PathBuf>) -> Box<dyn FnOnce(&Server) + Send> {
+    let languages = ctx.shared.config.languages.clone();
+    let max = ctx.max_file_size();
+    Box::new(move |server: &Server| {
+        for (path, stamp) in server.stale_docs() {
+            if except.as_ref() == Some(&path) {
+                continue;
             }
-            Err(_) => server.close(&path),
+            let Some((language, ext)) = servers::language_of(&languages, &path) else {
+                continue;
+            };
+            let text = stamp.and_then(|_| {
+                let meta = crate::fsutil::regular_file_meta(&path, &path).ok()?;
+                (meta.len() <= max).then_some(())?;
+                let bytes = crate::fsutil::read_file(&path, &path, meta.len()).ok()?;
+                String::from_utf8(bytes).ok()
+            });
+            match text {
+                Some(text) => {
+                    let id = language.language_id(&ext);
+                    let _ = server.put(&path, &id, Arc::from(text), stamp, false);
+                }
+                None => server.close(&path),
+            }
         }
-    }
+    })
 }
 
 /// A file's text for a server: UTF-8, within --max-file-size.
@@ -209,7 +224,7 @@ pub fn read_text(
 
 /// The readiness of an answer about `synced` from `server`, waiting first (up to
 /// `until`) for the server to have checked the document as it is now (its diagnostics
-/// published: the project around it is loaded then; typescript-language-server answers
+/// given, `Server::diagnostics`: the project around it is loaded then; typescript-language-server answers
 /// references with the open file only before that) and for any indexing to end.
 /// `seq` is the server's change counter from before the document was synced.
 pub fn settle(
@@ -220,13 +235,12 @@ pub fn settle(
     ct: &CancellationToken,
 ) -> ToolResult<Readiness> {
     let s = server.clone();
-    let (uri, version) = (synced.uri.clone(), synced.version);
+    let synced = synced.clone();
     let after = if synced.changed { seq } else { 0 };
     let ready = run(ct, async move {
-        let checked = s
-            .wait_published(&uri, version, after, until)
-            .await
-            .is_some();
+        // Once is enough: pulling again would only cost the server a round trip.
+        let checked =
+            s.has_checked(&synced) || s.diagnostics(&synced, after, until).await.is_some();
         let idle = s.wait_idle(until).await;
         checked && idle
     })?;
@@ -317,6 +331,7 @@ pub fn after_write(ctx: &Ctx, path: &ScopedPath, old: Option<&[u8]>, new: &[u8])
         new: new.to_vec(),
         mode: ctx.shared.config.diagnostics_after_edit,
         wait: ctx.shared.config.diagnostics_wait,
+        refresh: refresher(ctx, Some(path.real.clone())),
     };
     let env = start_env(ctx);
     let lsp = ctx.ws.lsp.clone();
@@ -367,7 +382,13 @@ pub fn warm(ctx: &Ctx, path: &ScopedPath) {
     lsp::runtime().spawn(async move {
         let until = Instant::now() + std::time::Duration::from_secs(60);
         if let Ok(server) = lsp.server(&language, &root, || env, until).await {
-            let _ = server.put(&real, &language.language_id(&ext), text, stamp, false);
+            let seq = server.seq();
+            if let Ok(synced) = server.put(&real, &language.language_id(&ext), text, stamp, false) {
+                // Asked now so the server checks it while the agent reads: an edit's
+                // "before" is then ready (a server that pulls checks only when asked).
+                let after = if synced.changed { seq } else { 0 };
+                let _ = server.diagnostics(&synced, after, until).await;
+            }
         }
     });
 }

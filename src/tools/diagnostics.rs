@@ -76,11 +76,9 @@ fn of_file(
     let server = code::server(ctx, t, ct)?;
     let seq = server.seq();
     let synced = code::sync(ctx, &server, t)?;
-    let (s, uri, version) = (server.clone(), synced.uri.clone(), synced.version);
+    let (s, held) = (server.clone(), synced.clone());
     let after = if synced.changed { seq } else { 0 };
-    let published = code::run(ct, async move {
-        s.wait_published(&uri, version, after, until).await
-    })?;
+    let published = code::run(ct, async move { s.diagnostics(&held, after, until).await })?;
     let readiness = if server.busy() {
         Readiness::Indexing
     } else {
