@@ -41,8 +41,8 @@ if [ "${1:-}" != --memory-only ]; then
     attack=$1 count=$2
     shift 2
     label="$*"
-    bench "$attack" "$count" "" | jq -r --arg label "$label" \
-      '"| \($label) | \(.latency_ms.p50) / \(.latency_ms.p99) ms | \(.ok_calls) / \(.failed_calls) | \(.attack_connections) / \(.attack_refused) | \(.rss_mib.before) MiB | \(.rss_mib.during) MiB | \(.rss_mib.after) MiB |"'
+    bench "$attack" "$count" "" | jq -r --arg name "$label" \
+      '"| \($name) | \(.latency_ms.p50) / \(.latency_ms.p99) ms | \(.ok_calls) / \(.failed_calls) | \(.attack_connections) / \(.attack_refused) | \(.rss_mib.before) MiB | \(.rss_mib.during) MiB | \(.rss_mib.after) MiB |"'
   done
   echo
 fi

@@ -120,8 +120,9 @@ pub async fn gate_sessions(
 const TRIM_CHECK: Duration = Duration::from_secs(10);
 
 /// Gives the memory of ended sessions back to the system (issue 27 §2). Measured on the
-/// release build: 3,260 sessions took the server from 32 to 155 MiB, and 60 s after
-/// they were reaped it still held 154 MiB; one `malloc_trim(0)` brought it to 34 MiB.
+/// release build (BENCHMARKS.md): a flood of 26,481 sessions took the server to 1.3 GiB,
+/// and 60 s after they were reaped it still held 1.3 GiB; with this trim, 19 MiB (a
+/// `malloc_trim(0)` through gdb had shown the same on a debug build).
 /// The memory was free inside glibc's per-thread arenas, not leaked: glibc returns a
 /// non-main arena's free pages only from the top of a heap, and session state freed
 /// across tokio's worker threads leaves them scattered. So when a check finds that
