@@ -66,6 +66,26 @@ const WORKFLOWS: &[Workflow] = &[
             "cd repo && git worktree add -q ../wt topic && cd ../wt && echo three > b.txt && git add b.txt && git commit -qm second && git log --format=%s topic | head -2",
         ],
     },
+    // Issue 25 §7: a repository made in one call is protected from the next; its
+    // submodules and commits still work as unconfined.
+    Workflow {
+        name: "git submodule update with a local submodule",
+        needs: &["git"],
+        steps: &[
+            "git init -q -b main lib && git -C lib commit -q --allow-empty -m lib-one && git init -q -b main super && cd super && git -c protocol.file.allow=always submodule add -q ../lib lib && git commit -qm 'add lib' && echo added",
+            "git clone -q super super2 && cd super2 && git submodule init && echo cloned",
+            "cd super2 && git -c protocol.file.allow=always submodule update -q && git -C lib log --format=%s && git submodule status | cut -c43-",
+            "cd super2/lib && echo x > f && git add f && git commit -qm lib-two && cd .. && git add lib && git commit -qm bump && git log --format=%s | head -2 && git status --short",
+        ],
+    },
+    Workflow {
+        name: "git init in a subdirectory, then commits",
+        needs: &["git"],
+        steps: &[
+            "mkdir -p proj/sub && cd proj/sub && git init -q -b main && echo a > a && git add a && git commit -qm first && echo ok",
+            "cd proj/sub && echo b > b && git add b && git commit -qm second && git log --format=%s && git status --short",
+        ],
+    },
     Workflow {
         name: "python venv",
         needs: &["python3"],
