@@ -31,6 +31,10 @@ pub(super) struct Protector<'a> {
     git_dirs: HashSet<PathBuf>,
     /// Git metadata found while commands run, protected before the next one.
     pending: Vec<(PathBuf, Protect)>,
+    /// What protected configs name in the writable trees (`core.hooksPath = .husky/_`),
+    /// with the (device, inode) there when the config was read: read-only where it
+    /// existed, and whatever is put there later is moved aside.
+    named: HashMap<PathBuf, Option<(u64, u64)>>,
     walk_every_time: bool,
 }
 
@@ -52,6 +56,7 @@ impl<'a> Protector<'a> {
             covered: HashSet::new(),
             git_dirs: HashSet::new(),
             pending: Vec::new(),
+            named: HashMap::new(),
         };
         // Denied paths outside the writable trees (X6): covered once, nothing watches
         // there (commands cannot make anything there).
@@ -155,7 +160,40 @@ impl<'a> Protector<'a> {
             if kind == Protect::Pin && is_dir && paths::is_git_dir_pin(&path) {
                 self.git_dirs.insert(path.clone());
             }
-            self.covered.insert(path);
+            let config = ["config", "config.worktree"]
+                .iter()
+                .any(|n| path.file_name().is_some_and(|f| f == *n));
+            self.covered.insert(path.clone());
+            if kind == Protect::ReadOnly && config && !is_dir {
+                self.guard_named(&path);
+            }
+        }
+    }
+
+    /// Protects what the config at `config` names in the writable trees (the hooks
+    /// directory, scripts it runs, files it includes): read-only where it exists, moved
+    /// aside if it appears later ([`Protector::check_named`]).
+    fn guard_named(&mut self, config: &Path) {
+        for path in paths::config_named(config, &self.setup.write) {
+            if self.named.contains_key(&path) {
+                continue;
+            }
+            let id = identity(&path);
+            if id.is_some() && bind_read_only(&path, &path).is_ok() {
+                self.covered.insert(path.clone());
+            }
+            self.named.insert(path, id);
+        }
+    }
+
+    /// Moves aside whatever now stands where a protected config named something that
+    /// was not there, or something else, when the config was read.
+    fn check_named(&self) {
+        for (path, id) in &self.named {
+            let now = identity(path);
+            if now.is_some() && now != *id {
+                refuse(path);
+            }
         }
     }
 
@@ -187,6 +225,11 @@ impl<'a> Protector<'a> {
         if self.walk_every_time {
             return self.walk_all(commands_running);
         }
+        self.handle(appeared, commands_running);
+        self.check_named();
+    }
+
+    fn handle(&mut self, appeared: Vec<PathBuf>, commands_running: bool) {
         for path in appeared {
             // A new entry at a covered name: the cover went with the old one.
             self.covered.remove(&path);
@@ -221,6 +264,7 @@ impl<'a> Protector<'a> {
         for root in self.setup.write.clone() {
             self.walk(root, false, defer_git);
         }
+        self.check_named();
     }
 
     /// Before a command: protect what appeared since the last one.
@@ -230,7 +274,16 @@ impl<'a> Protector<'a> {
         }
         self.on_events(false);
         self.settle();
+        self.check_named();
     }
+}
+
+/// The (device, inode) at `path`, its last symlink not followed.
+fn identity(path: &Path) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::symlink_metadata(path)
+        .ok()
+        .map(|m| (m.dev(), m.ino()))
 }
 
 /// A protected git name made in a pinned git directory (`.git/commondir`, a new
