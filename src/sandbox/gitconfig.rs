@@ -1,7 +1,12 @@
-//! Pure: the paths a git config names that git runs or reads as more config (issue 25
-//! §3): `core.hooksPath = .husky/_`, `core.fsmonitor = ./scripts/watch`, a filter's
+//! The paths a git config names that git runs or reads as more config (issue 25 §3):
+//! `core.hooksPath = .husky/_`, `core.fsmonitor = ./scripts/watch`, a filter's
 //! `clean = ./tools/clean.sh`, `include.path = ../shared.gitconfig`. When one lies in
-//! the writable trees, the jail protects it as it protects `.git/hooks`.
+//! the writable trees, the jail and the file tools protect it as they protect
+//! `.git/hooks`. [`named_paths`] reads a config's text (pure); [`config_named`] reads
+//! the files and resolves what they name.
+
+use super::paths::git_protection;
+use std::path::{Path, PathBuf};
 
 /// A path a config names.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -92,6 +97,56 @@ pub fn named_paths(text: &str) -> Vec<Named> {
         }
     }
     out
+}
+
+/// What the git config at `config` names that git runs or reads as config
+/// ([`named_paths`]), resolved (`~/`, the config's directory for includes, the work
+/// tree's top for the rest: the parent of a `.git`), in the writable trees `write`,
+/// never the work tree itself nor what [`git_protection`] already covers; and what the
+/// files it includes there name, a few levels deep.
+pub fn config_named(config: &Path, write: &[PathBuf]) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    named_from(config, write, 0, &mut out);
+    out
+}
+
+fn named_from(config: &Path, write: &[PathBuf], depth: usize, out: &mut Vec<PathBuf>) {
+    use std::io::Read;
+    let mut text = String::new();
+    let Ok(file) = std::fs::File::open(config) else {
+        return;
+    };
+    if file.take(1 << 20).read_to_string(&mut text).is_err() {
+        return;
+    }
+    let dir = config.parent().unwrap_or(Path::new("/"));
+    // Hooks and filters run at the top of the work tree: the parent of a `.git`.
+    let top = Some(dir)
+        .filter(|d| d.file_name().is_some_and(|n| n == ".git"))
+        .and_then(Path::parent);
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    for named in named_paths(&text) {
+        let written = Path::new(&named.path);
+        let base = if let (Ok(rest), Some(home)) = (written.strip_prefix("~"), &home) {
+            home.join(rest)
+        } else if named.relative_to_config || written.is_absolute() {
+            dir.join(written)
+        } else if let Some(top) = top {
+            top.join(written)
+        } else {
+            continue;
+        };
+        let path = crate::scope::normalize(Path::new("/"), &base);
+        let writable = write.iter().any(|w| path.starts_with(w));
+        let whole_tree = top.is_some_and(|t| t.starts_with(&path));
+        if !writable || whole_tree || git_protection(&path).is_some() || out.contains(&path) {
+            continue;
+        }
+        out.push(path.clone());
+        if named.relative_to_config && depth < 4 && path.is_file() {
+            named_from(&path, write, depth + 1, out);
+        }
+    }
 }
 
 /// `core`, `filter "lfs"` → `filter`, `branch.main` → `branch`: the section, lowercased.

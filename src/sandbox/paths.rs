@@ -485,7 +485,7 @@ pub fn is_git_protected(path: &Path) -> bool {
 
 /// What the file tools refuse to write with git protected: [`is_git_protected`], and
 /// what the config of a repository holding `path` names in the writable trees `write`
-/// ([`config_named`]), which the jail keeps read-only as well.
+/// ([`super::gitconfig::config_named`]), which the jail keeps read-only as well.
 pub fn file_tools_refuse(path: &Path, write: &[PathBuf]) -> bool {
     if is_git_protected(path) {
         return true;
@@ -497,60 +497,10 @@ pub fn file_tools_refuse(path: &Path, write: &[PathBuf]) -> bool {
         .filter(|g| g.is_dir())
         .flat_map(|g| [g.join("config"), g.join("config.worktree")])
         .any(|config| {
-            config_named(&config, write)
+            super::gitconfig::config_named(&config, write)
                 .iter()
                 .any(|n| path.starts_with(n))
         })
-}
-
-/// What the git config at `config` names that git runs or reads as config
-/// (`sandbox::gitconfig`), resolved (`~/`, the config's directory for includes, the work
-/// tree's top for the rest: the parent of a `.git`), in the writable trees `write`,
-/// never the work tree itself nor what [`git_protection`] already covers; and what the
-/// files it includes there name, a few levels deep.
-pub fn config_named(config: &Path, write: &[PathBuf]) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    named_from(config, write, 0, &mut out);
-    out
-}
-
-fn named_from(config: &Path, write: &[PathBuf], depth: usize, out: &mut Vec<PathBuf>) {
-    use std::io::Read;
-    let mut text = String::new();
-    let Ok(file) = std::fs::File::open(config) else {
-        return;
-    };
-    if file.take(1 << 20).read_to_string(&mut text).is_err() {
-        return;
-    }
-    let dir = config.parent().unwrap_or(Path::new("/"));
-    // Hooks and filters run at the top of the work tree: the parent of a `.git`.
-    let top = Some(dir)
-        .filter(|d| d.file_name().is_some_and(|n| n == ".git"))
-        .and_then(Path::parent);
-    let home = std::env::var_os("HOME").map(PathBuf::from);
-    for named in crate::sandbox::gitconfig::named_paths(&text) {
-        let written = Path::new(&named.path);
-        let base = if let (Ok(rest), Some(home)) = (written.strip_prefix("~"), &home) {
-            home.join(rest)
-        } else if named.relative_to_config || written.is_absolute() {
-            dir.join(written)
-        } else if let Some(top) = top {
-            top.join(written)
-        } else {
-            continue;
-        };
-        let path = crate::scope::normalize(Path::new("/"), &base);
-        let writable = write.iter().any(|w| path.starts_with(w));
-        let whole_tree = top.is_some_and(|t| t.starts_with(&path));
-        if !writable || whole_tree || git_protection(&path).is_some() || out.contains(&path) {
-            continue;
-        }
-        out.push(path.clone());
-        if named.relative_to_config && depth < 4 && path.is_file() {
-            named_from(&path, write, depth + 1, out);
-        }
-    }
 }
 
 #[cfg(test)]

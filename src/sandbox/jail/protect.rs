@@ -174,7 +174,7 @@ impl<'a> Protector<'a> {
     /// directory, scripts it runs, files it includes): read-only where it exists, moved
     /// aside if it appears later ([`Protector::check_named`]).
     fn guard_named(&mut self, config: &Path) {
-        for path in paths::config_named(config, &self.setup.write) {
+        for path in crate::sandbox::gitconfig::config_named(config, &self.setup.write) {
             if self.named.contains_key(&path) {
                 continue;
             }
