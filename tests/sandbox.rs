@@ -72,6 +72,26 @@ const WORKFLOWS: &[Workflow] = &[
             "cd repo && git worktree add -q ../wt topic && cd ../wt && echo three > b.txt && git add b.txt && git commit -qm second && git log --format=%s topic | head -2",
         ],
     },
+    // Issue 25 §7: a repository made in one call is protected from the next; its
+    // submodules and commits still work as unconfined.
+    Workflow {
+        name: "git submodule update with a local submodule",
+        needs: &["git"],
+        steps: &[
+            "git init -q -b main lib && git -C lib commit -q --allow-empty -m lib-one && git init -q -b main super && cd super && git -c protocol.file.allow=always submodule add -q ../lib lib && git commit -qm 'add lib' && echo added",
+            "git clone -q super super2 && cd super2 && git submodule init && echo cloned",
+            "cd super2 && git -c protocol.file.allow=always submodule update -q && git -C lib log --format=%s && git submodule status | cut -c43-",
+            "cd super2/lib && echo x > f && git add f && git commit -qm lib-two && cd .. && git add lib && git commit -qm bump && git log --format=%s | head -2 && git status --short",
+        ],
+    },
+    Workflow {
+        name: "git init in a subdirectory, then commits",
+        needs: &["git"],
+        steps: &[
+            "mkdir -p proj/sub && cd proj/sub && git init -q -b main && echo a > a && git add a && git commit -qm first && echo ok",
+            "cd proj/sub && echo b > b && git add b && git commit -qm second && git log --format=%s && git status --short",
+        ],
+    },
     Workflow {
         name: "python venv",
         needs: &["python3"],
@@ -322,4 +342,60 @@ EOF"#,
             );
         }
     }
+}
+
+/// Issue 25 §3, the decision on embedded bare repositories: a command can make a
+/// directory git takes for a repository (`HEAD`, `objects/`, `refs/`, a `config` with
+/// `core.worktree` and `core.fsmonitor`) out of ordinary files, which Boris cannot tell
+/// from work. The user's git run there later reads that config — unless the user's
+/// `~/.gitconfig` has `safe.bareRepository = explicit`, which the security documentation
+/// recommends. Both halves are shown, the first as the remainder the documentation states.
+#[test]
+fn a_planted_bare_repository_is_refused_by_safe_bare_repository_explicit() {
+    if !sandbox_supported() || !have("git") {
+        eprintln!("skipped: no sandbox here, or no git");
+        return;
+    }
+    let dir = tempfile::tempdir().expect("workdir");
+    let dir = dir.path().canonicalize().expect("canonical");
+    let home = tempfile::tempdir().expect("home");
+    let home_s = home.path().display().to_string();
+    let mut server = Server::start_with_env(
+        &dir,
+        &["--sandbox", "on"],
+        "sandbox-test",
+        &[("HOME", &home_s)],
+    );
+    let (code, text) = bash(
+        &mut server,
+        "mkdir -p bare/objects bare/refs && echo 'ref: refs/heads/main' > bare/HEAD && echo ATTACK_RAN && printf '[core]\\n\\trepositoryformatversion = 0\\n\\tbare = false\\n\\tworktree = ..\\n\\tfsmonitor = \"touch PLANTED_RAN; false\"\\n' > bare/config",
+    );
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains("ATTACK_RAN"), "{text}");
+    server.stop();
+    // The user's git, outside the sandbox, in the planted directory.
+    let user_git = |gitconfig: &str| {
+        std::fs::write(home.path().join(".gitconfig"), gitconfig).expect("gitconfig");
+        let _ = std::fs::remove_file(dir.join("PLANTED_RAN"));
+        let out = Command::new("git")
+            .arg("status")
+            .current_dir(dir.join("bare"))
+            .env("HOME", home.path())
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env_remove("GIT_DIR")
+            .output()
+            .expect("git");
+        (
+            dir.join("PLANTED_RAN").exists(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (ran, stderr) = user_git("");
+    assert!(
+        ran,
+        "without the setting, git reads the planted config: {stderr}"
+    );
+    let (ran, stderr) = user_git("[safe]\n\tbareRepository = explicit\n");
+    assert!(!ran, "{stderr}");
+    assert!(stderr.contains("cannot use bare repository"), "{stderr}");
 }

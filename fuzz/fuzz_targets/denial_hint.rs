@@ -3,7 +3,7 @@
 #![no_main]
 use boris::sandbox::Policy;
 use boris::sandbox::hint::denial_hint;
-use boris::scope::Scope;
+use boris::scope::{LinkReader, Scope};
 use libfuzzer_sys::fuzz_target;
 use std::path::{Path, PathBuf};
 
@@ -25,8 +25,18 @@ fuzz_target!(|output: &str| {
         &policy,
         &deny,
         Some(Path::new("/h")),
+        &OutwardLink,
     ) {
         assert!(line.starts_with("sandbox: /"));
         assert!(!line.contains('\n'));
     }
 });
+
+/// `/w/out` leads outside the writable tree, as a planted symlink would.
+struct OutwardLink;
+
+impl LinkReader for OutwardLink {
+    fn read_link(&self, path: &Path) -> Option<PathBuf> {
+        (path == Path::new("/w/out")).then(|| PathBuf::from("/srv/f"))
+    }
+}

@@ -105,6 +105,15 @@ impl Jail {
         }
         let outer = cmd.spawn()?;
         drop(theirs);
+        let mut hidden = hidden;
+        if !sandbox.support.namespaces {
+            // Landlock alone: a denied path outside the writable trees is left out of the
+            // read rules, as Boris's own files are (issue 25 §4, X6).
+            hidden.extend(super::paths::denied_outside(
+                &sandbox.policy.deny_patterns,
+                &sandbox.policy.write,
+            ));
+        }
         let setup = Setup {
             landlock_abi: sandbox.support.landlock_abi,
             namespaces: sandbox.support.namespaces,

@@ -3,7 +3,7 @@
 //! flag a person could give.
 
 use super::Policy;
-use crate::scope::Scope;
+use crate::scope::{LinkReader, Scope};
 use std::path::{Component, Path, PathBuf};
 
 /// Error texts that follow a path when a write or read was refused.
@@ -16,8 +16,10 @@ const REFUSALS: &[&str] = &[
 ];
 
 /// The hint for `output` (a command's stdout and stderr), or `None` when no path it
-/// names as refused is one the sandbox blocks. `home` shortens the suggested directory
-/// of a write under it to its first component (`~/.npm`, not `~/.npm/_cacache/tmp`).
+/// names as refused is one the sandbox blocks. A path is judged where it leads (`fs`
+/// resolves its symlinks), and the hint names both when they differ (issue 25 §7, S6).
+/// `home` shortens the suggested directory of a write under it to its first component
+/// (`~/.npm`, not `~/.npm/_cacache/tmp`).
 pub fn denial_hint(
     output: &str,
     cwd: &Path,
@@ -25,6 +27,7 @@ pub fn denial_hint(
     policy: &Policy,
     deny: &Scope,
     home: Option<&Path>,
+    fs: &dyn LinkReader,
 ) -> Option<String> {
     for line in output
         .lines()
@@ -32,28 +35,34 @@ pub fn denial_hint(
     {
         for candidate in paths_in(line) {
             let path = crate::scope::normalize(cwd, Path::new(&candidate));
-            if let Some(pattern) = deny.denied_by(&path) {
+            let real = crate::scope::resolve_links(fs, &path).unwrap_or_else(|_| path.clone());
+            let named = if real == path {
+                path.display().to_string()
+            } else {
+                format!("{} (a link to {})", path.display(), real.display())
+            };
+            if let Some(pattern) = deny.denied_by(&path).or_else(|| deny.denied_by(&real)) {
                 return Some(format!(
-                    "sandbox: {} is denied by the pattern {pattern:?} (--deny-dir); commands \
-                     cannot read it, as view cannot",
-                    path.display()
+                    "sandbox: {named} is denied by the pattern {pattern:?} (--deny-dir); \
+                     commands cannot read it, as view cannot"
                 ));
             }
             let writable =
-                policy.write.iter().any(|w| path.starts_with(w)) || path.starts_with(tmp);
-            if writable && policy.protect_git && super::paths::is_git_protected(&path) {
+                |p: &Path| policy.write.iter().any(|w| p.starts_with(w)) || p.starts_with(tmp);
+            if writable(&real)
+                && policy.protect_git
+                && (super::paths::is_git_protected(&path) || super::paths::is_git_protected(&real))
+            {
                 return Some(format!(
-                    "sandbox: {} is git metadata, read-only in the sandbox (git would run it \
-                     outside it later); --sandbox-allow-git-config would allow writing it",
-                    path.display()
+                    "sandbox: {named} is git metadata, read-only in the sandbox (git would run it \
+                     outside it later); --sandbox-allow-git-config would allow writing it"
                 ));
             }
-            if !writable && path.is_absolute() && path != Path::new("/") {
+            if !writable(&real) && real.is_absolute() && real != Path::new("/") {
                 return Some(format!(
-                    "sandbox: {} is outside the writable directories; --sandbox-write {} would \
-                     allow writing there",
-                    path.display(),
-                    suggest_dir(&path, home).display()
+                    "sandbox: {named} is outside the writable directories; --sandbox-write {} \
+                     would allow writing there",
+                    suggest_dir(&real, home).display()
                 ));
             }
         }
@@ -73,9 +82,10 @@ fn suggest_dir(path: &Path, home: Option<&Path>) -> PathBuf {
     path.parent().unwrap_or(path).to_path_buf()
 }
 
-/// The paths a refusal line names: quoted ones ('…', `…`, "…", ‘…’) first, then the text
-/// before a refusal after the last `: ` (`cat: .env: Permission denied`), then any word
-/// with a `/`.
+/// The paths a refusal line names: quoted ones ('…', `…`, "…", ‘…’) first, then the word
+/// before a refusal after the last `: ` (`cat: .env: Permission denied`, `tee: out:
+/// Permission denied`), then any word with a `/` after the program's own prefix
+/// (`/bin/bash: line 4: `), which names the program, not what it was refused.
 fn paths_in(line: &str) -> Vec<String> {
     let mut out = Vec::new();
     for (open, close) in [('\'', '\''), ('`', '`'), ('"', '"'), ('‘', '’')] {
@@ -84,29 +94,55 @@ fn paths_in(line: &str) -> Vec<String> {
             let after = &rest[a + open.len_utf8()..];
             let Some(b) = after.find(close) else { break };
             let inner = &after[..b];
-            if looks_like_path(inner) {
+            if looks_like_path_or_name(inner) {
                 out.push(inner.to_string());
             }
             rest = &after[b + close.len_utf8()..];
         }
     }
+    let body = without_program(line);
     for refusal in REFUSALS {
-        if let Some(at) = line.find(&format!(": {refusal}")) {
-            let head = &line[..at];
+        if let Some(at) = body.find(&format!(": {refusal}")) {
+            let head = &body[..at];
             let last = head.rsplit(": ").next().unwrap_or(head).trim();
             // `cannot touch 'x'` was taken above; a bare path is one word.
-            if looks_like_path(last) && !last.contains(' ') {
+            if !last.is_empty() && !last.contains(' ') && looks_like_path_or_name(last) {
                 out.push(last.to_string());
             }
         }
     }
-    for word in line.split(|c: char| c.is_whitespace() || c == ',' || c == '\'' || c == '"') {
+    for word in body.split(|c: char| c.is_whitespace() || c == ',' || c == '\'' || c == '"') {
         let word = word.trim_end_matches(':');
         if word.starts_with('/') && looks_like_path(word) {
             out.push(word.to_string());
         }
     }
     out
+}
+
+/// `line` without a leading `program: ` and a shell's `line N: `.
+fn without_program(line: &str) -> &str {
+    let Some((first, rest)) = line.split_once(": ") else {
+        return line;
+    };
+    if first.contains(' ') {
+        return line;
+    }
+    match rest.split_once(": ") {
+        Some((n, after))
+            if n.strip_prefix("line ")
+                .is_some_and(|d| d.parse::<u64>().is_ok()) =>
+        {
+            after
+        }
+        _ => rest,
+    }
+}
+
+/// A file name alone (`link`, `out.txt`) counts too where a refusal follows it.
+fn looks_like_path_or_name(s: &str) -> bool {
+    looks_like_path(s)
+        || (!s.is_empty() && s.len() < 256 && !s.contains([' ', '\n', '(', ')', '[', ']', '=']))
 }
 
 fn looks_like_path(s: &str) -> bool {
@@ -138,7 +174,21 @@ mod tests {
             &p,
             &deny,
             Some(Path::new("/root")),
+            &Links,
         )
+    }
+
+    /// A model filesystem: `/w/sub/out` and `/w/sub/bash-link` are symlinks leading out.
+    struct Links;
+
+    impl LinkReader for Links {
+        fn read_link(&self, path: &Path) -> Option<PathBuf> {
+            match path.to_str()? {
+                "/w/sub/out" => Some(PathBuf::from("/srv/data/f.txt")),
+                "/w/sub/secret" => Some(PathBuf::from("/w/.env")),
+                _ => None,
+            }
+        }
     }
 
     #[test]
@@ -177,18 +227,45 @@ mod tests {
                 .unwrap()
                 .contains("git metadata")
         );
+        // Issue 25 §7, S6: a write through an outward symlink names the link and where it
+        // leads, whatever the program (never the shell's own path).
+        let out = "sandbox: /w/sub/out (a link to /srv/data/f.txt) is outside the writable \
+                   directories; --sandbox-write /srv/data would allow writing there";
+        for line in [
+            "/bin/bash: line 4: out: Permission denied",
+            "bash: out: Permission denied",
+            "cp: cannot create regular file 'out': Permission denied",
+            "tee: out: Permission denied",
+            "/usr/bin/tee: out: Permission denied",
+        ] {
+            assert_eq!(hint(line).as_deref(), Some(out), "{line}");
+        }
+        assert!(
+            hint("cat: secret: Permission denied")
+                .unwrap()
+                .contains("/w/sub/secret (a link to /w/.env) is denied by the pattern \".env\"")
+        );
         // Inside the writable trees and not protected: not the sandbox's doing.
         assert_eq!(
             hint("cp: cannot create regular file '/w/a': Permission denied"),
             None
         );
         assert_eq!(hint("all good"), None);
+        assert_eq!(hint("/bin/bash: line 1: ./run.sh: Permission denied"), None);
     }
 
     proptest! {
         #[test]
         fn never_panics(output in ".{0,200}") {
             let _ = hint(&output);
+        }
+
+        /// Whatever program prefix a refusal line has, the hint never names the program.
+        #[test]
+        fn never_names_the_program(prog in "/(usr/)?bin/[a-z]{1,8}", line in 1u32..500) {
+            let h = hint(&format!("{prog}: line {line}: out: Permission denied")).unwrap();
+            prop_assert!(!h.contains(&prog), "{}", h);
+            prop_assert!(h.contains("/w/sub/out (a link to /srv/data/f.txt)"), "{}", h);
         }
     }
 }

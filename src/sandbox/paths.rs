@@ -61,6 +61,57 @@ fn grant_all_but(dir: &Path, hidden: &[PathBuf], out: &mut Vec<PathBuf>) {
     }
 }
 
+/// What absolute deny patterns (`/abs/private`, `~/.ssh` as the shell expands it,
+/// `/srv/keys-*`) match outside the writable trees, which no walk of those trees finds
+/// (issue 25 §4, X6): each pattern's literal head, then its remaining components
+/// matched level by level (a `**` searches a bounded number of directories). A denied
+/// directory is not looked into.
+pub fn denied_outside(patterns: &[String], write: &[PathBuf]) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut budget = 20_000usize;
+    for pattern in patterns.iter().filter(|p| p.trim().starts_with('/')) {
+        let Ok(deny) = Scope::new(Vec::new(), vec![pattern.clone()]) else {
+            continue;
+        };
+        let pattern = Path::new(pattern.trim());
+        let glob = |c: &std::ffi::OsStr| c.to_string_lossy().contains(['*', '?', '[', '{']);
+        let head: PathBuf = pattern.iter().take_while(|c| !glob(c)).collect();
+        let rest = pattern.iter().count() - head.iter().count();
+        let depth = if pattern.iter().any(|c| c == "**") {
+            usize::MAX
+        } else {
+            rest
+        };
+        let mut stack = vec![(head, 0usize)];
+        while let Some((path, level)) = stack.pop() {
+            if write.iter().any(|w| path.starts_with(w)) || budget == 0 {
+                continue;
+            }
+            budget -= 1;
+            if deny.is_denied(&path) {
+                if path.symlink_metadata().is_ok() {
+                    out.push(path);
+                }
+                continue;
+            }
+            if level >= depth {
+                continue;
+            }
+            let Ok(entries) = std::fs::read_dir(&path) else {
+                continue;
+            };
+            for e in entries.flatten() {
+                if e.file_type().is_ok_and(|t| t.is_dir()) || level + 1 == depth {
+                    stack.push((e.path(), level + 1));
+                }
+            }
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
 /// How a found path is protected.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Protect {
@@ -68,16 +119,64 @@ pub enum Protect {
     Deny,
     /// Git metadata that would run code outside the sandbox later: read-only.
     ReadOnly,
+    /// A git directory (or a `.git` file): it stays where it is, so that nothing can be
+    /// put in its place. A directory's contents stay writable (objects, refs, the
+    /// index); a file is all content, so it is read-only too.
+    Pin,
 }
 
-/// Git files a command must not write: what `git` would run later, outside the sandbox
-/// (`core.hooksPath`, `core.fsmonitor`, `core.sshCommand`, filters in `config`; scripts in
-/// `hooks/`).
-pub const GIT_PROTECTED: &[&str] = &["config", "config.worktree", "hooks"];
+/// What a git directory holds that makes git read config or run programs, the user's
+/// next `git status` included (issue 25 §3): `config` and `config.worktree`
+/// (`core.fsmonitor`, `core.hooksPath`, `core.sshCommand`, filters, `include.path`),
+/// `hooks/`, `commondir` (where the config and hooks are read from: X1) and `gitdir`
+/// (a linked worktree's way back). Read-only, and never made anew.
+pub const GIT_PROTECTED: &[&str] = &["config", "config.worktree", "hooks", "commondir", "gitdir"];
+
+/// What a git directory holds other git directories in: submodules' (`modules/<name>`)
+/// and linked worktrees' (`worktrees/<name>`), each a git directory of its own.
+pub const GIT_NESTED: &[&str] = &["modules", "worktrees"];
+
+/// The one rule for git metadata, by place alone, which the file tools
+/// ([`is_git_protected`]) and the jail's mounts ([`scan_dir`]) both follow: a `.git`
+/// itself is pinned; in a git directory (a `.git` directory, and recursively each of
+/// its `modules/<name>` and `worktrees/<name>`) the [`GIT_PROTECTED`] names are
+/// read-only and the [`GIT_NESTED`] directories and the git directories in them are
+/// pinned.
+pub fn git_protection(path: &Path) -> Option<Protect> {
+    let parts: Vec<&std::ffi::OsStr> = path.iter().collect();
+    parts
+        .iter()
+        .enumerate()
+        .filter(|(_, part)| **part == ".git")
+        .find_map(|(i, _)| inside_git_dir(&parts[i + 1..]))
+}
+
+/// What `rest` is to the git directory it lies in.
+fn inside_git_dir(rest: &[&std::ffi::OsStr]) -> Option<Protect> {
+    let is = |part: &std::ffi::OsStr, names: &[&str]| names.iter().any(|n| part == *n);
+    match rest {
+        [] => Some(Protect::Pin),
+        [name] if is(name, GIT_PROTECTED) => Some(Protect::ReadOnly),
+        [name] if is(name, GIT_NESTED) => Some(Protect::Pin),
+        [first, ..] if *first == "hooks" => Some(Protect::ReadOnly),
+        [first, _name, tail @ ..] if is(first, GIT_NESTED) => inside_git_dir(tail),
+        _ => None,
+    }
+}
+
+/// Whether a directory the rule pins is a git directory (not a `modules/` or
+/// `worktrees/` that holds them): a protected name appearing in it later is refused.
+pub fn is_git_dir_pin(path: &Path) -> bool {
+    git_protection(path) == Some(Protect::Pin)
+        && !path
+            .file_name()
+            .is_some_and(|n| GIT_NESTED.iter().any(|g| n == *g))
+}
 
 /// What one directory holds that must be protected, and its subdirectories to look in
 /// next. Symlinks are not followed (a link's target is checked where it lies); a denied
-/// directory is not descended into, nor a `.git` directory but for its submodules'.
+/// directory is not descended into, and in a git directory only the git directories
+/// nested in it are.
 pub fn scan_dir(
     dir: &Path,
     roots: &[PathBuf],
@@ -95,27 +194,36 @@ pub fn scan_dir(
             continue;
         };
         let path = entry.path();
-        match classify(&path, deny, protect_git) {
-            Some(Protect::Deny) => {
-                found.push((path, Protect::Deny));
-                continue;
-            }
-            Some(Protect::ReadOnly) => {
-                found.push((path, Protect::ReadOnly));
-                continue;
-            }
-            None => {}
-        }
-        if protect_git && entry.file_name() == ".git" && kind.is_file() {
-            linked_worktree(&path, roots, found);
-            continue;
-        }
-        // Inside a git directory only submodules' git directories matter.
-        let worth_it = !in_git
-            || entry.file_name() == "modules"
-            || dir.file_name().is_some_and(|n| n == "modules");
-        if kind.is_dir() && worth_it {
+        if scan_entry(&path, kind, in_git, roots, deny, protect_git, found) {
             subdirs.push(path);
+        }
+    }
+}
+
+/// What one entry (in a git directory: `in_git`) needs, pushed to `found`; whether to
+/// look inside it: an unprotected directory outside git metadata, or a pinned one (its
+/// contents are protected one by one).
+pub fn scan_entry(
+    path: &Path,
+    kind: std::fs::FileType,
+    in_git: bool,
+    roots: &[PathBuf],
+    deny: &Scope,
+    protect_git: bool,
+    found: &mut Vec<(PathBuf, Protect)>,
+) -> bool {
+    match classify(path, deny, protect_git) {
+        None => kind.is_dir() && !in_git,
+        Some(Protect::Pin) => {
+            found.push((path.to_path_buf(), Protect::Pin));
+            if kind.is_file() && path.file_name().is_some_and(|n| n == ".git") {
+                linked_worktree(path, roots, found);
+            }
+            kind.is_dir()
+        }
+        Some(other) => {
+            found.push((path.to_path_buf(), other));
+            false
         }
     }
 }
@@ -124,8 +232,8 @@ pub fn scan_dir(
 pub fn classify(path: &Path, deny: &Scope, protect_git: bool) -> Option<Protect> {
     if deny.is_denied(path) {
         Some(Protect::Deny)
-    } else if protect_git && is_git_protected(path) {
-        Some(Protect::ReadOnly)
+    } else if protect_git {
+        git_protection(path)
     } else {
         None
     }
@@ -145,9 +253,11 @@ pub fn find_protected(
     found
 }
 
-/// A linked worktree's `.git` file (`gitdir: <common>/worktrees/<name>`): that
-/// directory's `config.worktree`, and the common directory's config and hooks, when they
-/// lie in the writable trees (outside them they are read-only anyway).
+/// A linked worktree's or a submodule's `.git` file (`gitdir: <dir>`): the git
+/// directory it names, and that directory's common directory, when they lie in the
+/// writable trees (outside them they are read-only anyway) but not under a `.git` the
+/// walk protects by the rule (a `--separate-git-dir`): pinned, with the
+/// [`GIT_PROTECTED`] names in them read-only.
 fn linked_worktree(dotgit: &Path, roots: &[PathBuf], found: &mut Vec<(PathBuf, Protect)>) {
     let Ok(text) = std::fs::read_to_string(dotgit) else {
         return;
@@ -164,9 +274,10 @@ fn linked_worktree(dotgit: &Path, roots: &[PathBuf], found: &mut Vec<(PathBuf, P
         .and_then(|c| gitdir.join(c.trim()).canonicalize().ok());
     let inside = |p: &Path| roots.iter().any(|r| p.starts_with(r));
     for dir in std::iter::once(gitdir).chain(common) {
-        if !inside(&dir) {
+        if !inside(&dir) || git_protection(&dir).is_some() {
             continue;
         }
+        found.push((dir.clone(), Protect::Pin));
         for name in GIT_PROTECTED {
             let p = dir.join(name);
             if p.symlink_metadata().is_ok() {
@@ -208,10 +319,12 @@ mod tests {
             rel,
             vec![
                 (".env".into(), Protect::Deny),
+                (".git".into(), Protect::Pin),
                 (".git/config".into(), Protect::ReadOnly),
                 (".git/hooks".into(), Protect::ReadOnly),
                 ("secrets".into(), Protect::Deny),
                 ("src/.env".into(), Protect::Deny),
+                ("sub/.git".into(), Protect::Pin),
                 ("sub/.git/config".into(), Protect::ReadOnly),
                 ("sub/.git/hooks".into(), Protect::ReadOnly),
             ]
@@ -220,6 +333,132 @@ mod tests {
             find_protected(&[root], &deny, false)
                 .iter()
                 .all(|(_, k)| *k == Protect::Deny)
+        );
+    }
+
+    /// Issue 25 §3: the file tools' rule and the jail's scan protect the same set. Every
+    /// path of a tree holding each kind of git directory (a repository, its submodules'
+    /// and linked worktrees' directories, nested ones, the `.git` files pointing at
+    /// them, a nested repository) is protected by the scan (found, or inside a
+    /// read-only tree found) exactly when `is_git_protected` says so; and in every git
+    /// directory the scan pins, each protected name that is not there yet is refused by
+    /// the rule too (the jail removes it when it appears).
+    #[test]
+    fn the_file_tools_and_the_scan_protect_the_same_set() {
+        let t = tempfile::tempdir().unwrap();
+        let root = t.path().canonicalize().unwrap();
+        let files = [
+            ".git/HEAD",
+            ".git/config",
+            ".git/index",
+            ".git/hooks/pre-commit",
+            ".git/objects/ab/cdef",
+            ".git/refs/heads/main",
+            ".git/modules/lib/HEAD",
+            ".git/modules/lib/config",
+            ".git/modules/lib/hooks/post-checkout",
+            ".git/modules/lib/objects/pack/p.pack",
+            ".git/modules/lib/modules/inner/config",
+            ".git/modules/lib/modules/inner/commondir",
+            ".git/worktrees/wt/commondir",
+            ".git/worktrees/wt/gitdir",
+            ".git/worktrees/wt/HEAD",
+            ".git/worktrees/wt/index",
+            ".git/worktrees/wt/config.worktree",
+            ".git/worktrees/wt/logs/HEAD",
+            "sub/.git/config",
+            "sub/.git/hooks/x",
+            "sub/.git/refs/heads/hooks",
+            "src/config",
+            "src/hooks/pre-commit",
+            "src/commondir",
+            "modules/lib/config",
+        ];
+        for f in files {
+            let p = root.join(f);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, "x").unwrap();
+        }
+        std::fs::create_dir_all(root.join("wt")).unwrap();
+        let gitdir = |d: &str| format!("gitdir: {}\n", root.join(d).display());
+        std::fs::write(root.join("wt/.git"), gitdir(".git/worktrees/wt")).unwrap();
+        std::fs::create_dir_all(root.join("lib")).unwrap();
+        std::fs::write(root.join("lib/.git"), gitdir(".git/modules/lib")).unwrap();
+        let deny = Scope::new(Vec::new(), Vec::new()).unwrap();
+        let found = find_protected(std::slice::from_ref(&root), &deny, true);
+        let read_only_trees: Vec<&PathBuf> = found
+            .iter()
+            .filter(|(p, k)| *k == Protect::ReadOnly && p.is_dir())
+            .map(|(p, _)| p)
+            .collect();
+        let by_scan = |p: &Path| {
+            found.iter().any(|(f, _)| f == p) || read_only_trees.iter().any(|d| p.starts_with(d))
+        };
+        let mut all = Vec::new();
+        let mut stack = vec![root.clone()];
+        while let Some(dir) = stack.pop() {
+            for e in std::fs::read_dir(&dir).unwrap().flatten() {
+                if e.file_type().unwrap().is_dir() {
+                    stack.push(e.path());
+                }
+                all.push(e.path());
+            }
+        }
+        assert!(all.len() > 40, "{}", all.len());
+        for p in &all {
+            assert_eq!(
+                by_scan(p),
+                is_git_protected(p),
+                "{}",
+                p.strip_prefix(&root).unwrap().display()
+            );
+        }
+        let git_dirs: Vec<&PathBuf> = found
+            .iter()
+            .filter(|(p, k)| *k == Protect::Pin && p.is_dir() && is_git_dir_pin(p))
+            .map(|(p, _)| p)
+            .collect();
+        assert_eq!(git_dirs.len(), 5, "{git_dirs:?}");
+        for dir in git_dirs {
+            for name in GIT_PROTECTED {
+                assert!(is_git_protected(&dir.join(name)), "{}", dir.display());
+            }
+        }
+    }
+
+    #[test]
+    fn absolute_deny_patterns_are_found_outside_the_writable_trees() {
+        let t = tempfile::tempdir().unwrap();
+        let root = t.path().canonicalize().unwrap();
+        for f in [
+            "private/key",
+            "keys-a/id",
+            "keys-b/id",
+            "w/private/x",
+            "pub/x",
+            "d/e/f/.ssh/k",
+        ] {
+            let p = root.join(f);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, "x").unwrap();
+        }
+        let r = |p: &str| format!("{}/{p}", root.display());
+        let patterns = vec![
+            r("private"),
+            r("keys-*"),
+            r("w/private"),
+            r("**/.ssh"),
+            ".env".into(),
+        ];
+        let got = denied_outside(&patterns, &[root.join("w")]);
+        assert_eq!(
+            got,
+            vec![
+                root.join("d/e/f/.ssh"),
+                root.join("keys-a"),
+                root.join("keys-b"),
+                root.join("private"),
+            ]
         );
     }
 
@@ -238,28 +477,30 @@ mod tests {
     }
 }
 
-/// Whether `path` is git metadata the sandbox keeps read-only: under a `.git` directory,
-/// its `config`, `config.worktree` or anything in `hooks/`, and the same in a submodule's
-/// (`modules/<name>/…`) or a linked worktree's (`worktrees/<name>/config.worktree`)
-/// directory. Pure: the file tools refuse the same writes the sandbox's mounts do.
+/// Whether the file tools must refuse to write, make, rename or remove `path`: git
+/// metadata by [`git_protection`], the rule the jail's mounts follow too.
 pub fn is_git_protected(path: &Path) -> bool {
-    let parts: Vec<&std::ffi::OsStr> = path.iter().collect();
-    parts
-        .iter()
-        .enumerate()
-        .any(|(i, part)| *part == ".git" && protected_inside(&parts[i + 1..]))
+    git_protection(path).is_some()
 }
 
-fn protected_inside(rest: &[&std::ffi::OsStr]) -> bool {
-    match rest {
-        [] => false,
-        [name] => *name == "config" || *name == "config.worktree" || *name == "hooks",
-        [first, ..] if *first == "hooks" => true,
-        // modules/<name>/… (nested submodules too).
-        [first, _name, tail @ ..] if *first == "modules" => protected_inside(tail),
-        [first, _name, tail @ ..] if *first == "worktrees" => protected_inside(tail),
-        _ => false,
+/// What the file tools refuse to write with git protected: [`is_git_protected`], and
+/// what the config of a repository holding `path` names in the writable trees `write`
+/// ([`super::gitconfig::config_named`]), which the jail keeps read-only as well.
+pub fn file_tools_refuse(path: &Path, write: &[PathBuf]) -> bool {
+    if is_git_protected(path) {
+        return true;
     }
+    path.ancestors()
+        .skip(1)
+        .take_while(|a| write.iter().any(|w| a.starts_with(w)))
+        .map(|a| a.join(".git"))
+        .filter(|g| g.is_dir())
+        .flat_map(|g| [g.join("config"), g.join("config.worktree")])
+        .any(|config| {
+            super::gitconfig::config_named(&config, write)
+                .iter()
+                .any(|n| path.starts_with(n))
+        })
 }
 
 #[cfg(test)]
@@ -278,11 +519,21 @@ mod git_tests {
             "/w/.git/modules/lib/hooks/post-checkout",
             "/w/.git/modules/a/modules/b/config",
             "/w/.git/worktrees/wt/config.worktree",
+            "/w/.git/commondir",
+            "/w/.git/worktrees/wt/commondir",
+            "/w/.git/worktrees/wt/gitdir",
+            "/w/.git/worktrees/wt",
+            "/w/.git/worktrees",
+            "/w/.git/modules/lib/commondir",
+            "/w/.git/modules/lib",
+            "/w/.git",
+            "/w/wt/.git",
         ] {
             assert!(is_git_protected(Path::new(p)), "{p}");
         }
         for p in [
-            "/w/.git",
+            "/w/.git/worktrees/wt/index",
+            "/w/.git/worktrees/wt/HEAD",
             "/w/.git/index",
             "/w/.git/objects/ab/cdef",
             "/w/.git/refs/heads/main",

@@ -123,8 +123,8 @@ impl Ctx {
         finish_interrupted_patches(&scoped);
         if let Some(sandbox) = &self.shared.config.sandbox
             && sandbox.policy.protect_git
-            && (crate::sandbox::paths::is_git_protected(&scoped.real)
-                || crate::sandbox::paths::is_git_protected(&scoped.shown))
+            && (crate::sandbox::paths::file_tools_refuse(&scoped.real, &sandbox.policy.write)
+                || crate::sandbox::paths::file_tools_refuse(&scoped.shown, &sandbox.policy.write))
         {
             return Err(crate::error::ToolError::new(
                 crate::error::ErrorCode::AccessDenied,

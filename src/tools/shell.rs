@@ -142,6 +142,7 @@ pub fn sandbox_hint(ctx: &Ctx, output: &str) -> Option<String> {
         &sandbox.policy,
         &ctx.shared.scope,
         home.as_deref(),
+        &crate::scope::RealFs,
     )
 }
 

@@ -22,12 +22,14 @@
 
 mod confine;
 mod mounts;
+mod protect;
 mod socket;
 
 use super::wire::{Reply, Request, Setup};
 use confine::{build_ruleset, drop_capabilities, restrict};
 use landlock::RulesetCreated;
-use mounts::{Placeholders, Protector, init_mounts};
+use mounts::{Placeholders, init_mounts};
+use protect::Protector;
 use socket::receive;
 pub(crate) use socket::recv_packet;
 pub use socket::send;
@@ -165,13 +167,30 @@ fn serve(
                 events: libc::POLLIN,
                 revents: 0,
             },
+            // Denied files covered as they appear, not at the next command (X7).
+            libc::pollfd {
+                fd: protector.as_ref().and_then(|p| p.fd()).unwrap_or(-1),
+                events: libc::POLLIN,
+                revents: 0,
+            },
         ];
-        if unsafe { libc::poll(fds.as_mut_ptr(), 2, -1) } < 0 {
+        if unsafe { libc::poll(fds.as_mut_ptr(), 3, -1) } < 0 {
             continue; // EINTR
+        }
+        // Before reaping: what a command made is protected before its end is reported.
+        if (fds[1].revents != 0 || fds[2].revents != 0)
+            && let Some(p) = protector.as_mut()
+        {
+            p.on_events(!running.is_empty());
         }
         if fds[1].revents != 0 {
             while sfd.read_signal().ok().flatten().is_some() {}
             reap(control, &mut running);
+            if running.is_empty()
+                && let Some(p) = protector.as_mut()
+            {
+                p.settle();
+            }
         }
         if fds[0].revents != 0 {
             match receive(control) {
