@@ -151,6 +151,12 @@ impl Jail {
         Ok(jail)
     }
 
+    /// Whether the jail is gone (killed, or its spawner killed by a command): the session
+    /// then starts a new one rather than fail every later command (issue 25 §5, S1).
+    pub fn has_ended(&self) -> bool {
+        lock(&self.waiting).closed
+    }
+
     /// The session's TMPDIR (the same path inside the sandbox and out).
     pub fn tmpdir(&self) -> PathBuf {
         self.tmp.clone()

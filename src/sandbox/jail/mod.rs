@@ -23,6 +23,7 @@
 mod confine;
 mod mounts;
 mod socket;
+mod supervise;
 
 use super::wire::{Reply, Request, Setup};
 use confine::{build_ruleset, drop_capabilities, restrict};
@@ -69,6 +70,8 @@ fn run(control: &OwnedFd) -> Result<(), String> {
         // Now PID 1 of the new namespace.
         placeholders = Some(init_mounts(&setup, &mut notes)?);
     } else {
+        // Commands may signal the spawner; the supervisor above it they cannot (S1).
+        supervise::fork_spawner(CONTROL_FD)?;
         // Orphans (a double fork) are reparented here, so they are reaped and findable.
         unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) };
     }
