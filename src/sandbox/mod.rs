@@ -256,6 +256,13 @@ impl Sandbox {
                 why: no_ns,
             });
         }
+        rules.push(Rule {
+            name: "terminals apart",
+            holds: ns,
+            why: "no user namespaces: the terminal tools' terminals are closed to every other \
+                  command, the user's other terminals are not"
+                .to_string(),
+        });
         rules
     }
 
@@ -321,7 +328,7 @@ mod tests {
         assert_eq!(
             sb.unwrap().status(),
             "sandbox on (Landlock ABI 7, namespaces): writes confined, deny list, server out of \
-             reach, git config protected; network on"
+             reach, git config protected, terminals apart; network on"
         );
         // No namespaces (Ubuntu 24.04): auto warns and says exactly what does not hold.
         let (sb, warning) =
@@ -331,8 +338,10 @@ mod tests {
             warning.as_deref(),
             Some(
                 "sandbox on (Landlock ABI 6, no namespaces): writes confined, server out of \
-                 reach, network off; not held: deny list (no user namespaces), git \
-                 config protected (no user namespaces)"
+                 reach, network off; not held: deny list (no user namespaces), git config \
+                 protected (no user namespaces), terminals apart (no user namespaces: the \
+                 terminal tools' terminals are closed to every other command, the user's other \
+                 terminals are not)"
             )
         );
         // An older kernel: no signal scoping, no TCP rules.
@@ -349,9 +358,12 @@ mod tests {
         );
         // `on` refuses what it cannot enforce; `off` asks nothing.
         let e = Sandbox::new(Mode::On, support(7, false), policy(false, true)).unwrap_err();
-        assert_eq!(
-            e,
-            "--sandbox on cannot enforce: git config protected (no user namespaces)"
+        assert!(
+            e.starts_with(
+                "--sandbox on cannot enforce: git config protected (no user namespaces); \
+                 terminals apart (no user namespaces"
+            ),
+            "{e}"
         );
         let e = Sandbox::new(Mode::On, support(0, true), policy(false, true)).unwrap_err();
         assert!(e.contains("no Landlock"), "{e}");
