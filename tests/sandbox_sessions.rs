@@ -192,3 +192,66 @@ fn a_generated_token_is_not_readable_from_a_stderr_file() {
         );
     }
 }
+
+/// S3: what the status line claims of pathname Unix sockets outside the writable
+/// directories before Landlock ABI 9, tested both ways: one that is there when the
+/// session starts is refused; one made after (by a process outside the sandbox) is
+/// reached. When the second fails to connect, the claim (and README) can be made whole.
+#[test]
+fn unix_sockets_outside_are_closed_as_found_at_the_session_start() {
+    use std::os::unix::net::UnixListener;
+    if !sandbox_supported()
+        || std::process::Command::new("python3")
+            .arg("-V")
+            .output()
+            .is_err()
+    {
+        eprintln!("skipped: no --sandbox on here, or no python3");
+        return;
+    }
+    if boris::sandbox::landlock_abi() >= 9 {
+        eprintln!("skipped: Landlock ABI 9 refuses both; the status line says so");
+        return;
+    }
+    let dir = tempfile::tempdir().expect("dir");
+    let root = dir.path().canonicalize().expect("canonical");
+    std::fs::create_dir_all(root.join("w")).expect("w");
+    std::fs::create_dir_all(root.join("run")).expect("run");
+    let early = UnixListener::bind(root.join("run/early.sock")).expect("bind early");
+    let allow = format!("--allow-dir={}", root.join("w").display());
+    let mut server = common::Server::start(
+        &root,
+        &["--sandbox", "on", "--sandbox-network", "off", &allow],
+        "sockets",
+    );
+    let probe = |name: &str| {
+        format!(
+            "echo ATTACK_RAN; python3 -c \"import socket; s=socket.socket(socket.AF_UNIX); s.connect('{}'); print('{name} reached')\" 2>/dev/null || echo '{name} refused'",
+            root.join("run").join(format!("{name}.sock")).display()
+        )
+    };
+    let call = |server: &mut common::Server, command: String| {
+        let r = server.request(
+            "tools/call",
+            serde_json::json!({"name": "bash", "arguments": {"command": command}}),
+        );
+        r["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap_or("")
+            .to_string()
+    };
+    let first = call(&mut server, probe("early"));
+    assert!(
+        first.contains("ATTACK_RAN") && first.contains("early refused"),
+        "{first}"
+    );
+    let late = UnixListener::bind(root.join("run/late.sock")).expect("bind late");
+    let second = call(&mut server, probe("late"));
+    assert!(second.contains("ATTACK_RAN"), "{second}");
+    assert!(
+        second.contains("late reached"),
+        "a socket made after the session's start is now refused: make the status line and \
+         README say so: {second}"
+    );
+    drop((early, late));
+}

@@ -253,9 +253,21 @@ impl Sandbox {
             rules.push(Rule {
                 name: "git config protected",
                 holds: ns,
-                why: no_ns,
+                why: no_ns.clone(),
             });
         }
+        rules.push(Rule {
+            // Before ABI 9 nothing refuses a connect by path: init covers the sockets it
+            // finds at the session's start; one made later, or deeper than it looks, is
+            // reachable (issue 25 §5, S3).
+            name: if abi >= 9 {
+                "outside Unix sockets closed"
+            } else {
+                "outside Unix sockets closed (those present at the session's start)"
+            },
+            holds: ns,
+            why: no_ns,
+        });
         rules.push(Rule {
             name: "terminals apart",
             holds: ns,
@@ -328,7 +340,8 @@ mod tests {
         assert_eq!(
             sb.unwrap().status(),
             "sandbox on (Landlock ABI 7, namespaces): writes confined, deny list, server out of \
-             reach, git config protected, terminals apart; network on"
+             reach, git config protected, outside Unix sockets closed (those present at the \
+             session's start), terminals apart; network on"
         );
         // No namespaces (Ubuntu 24.04): auto warns and says exactly what does not hold.
         let (sb, warning) =
@@ -339,7 +352,8 @@ mod tests {
             Some(
                 "sandbox on (Landlock ABI 6, no namespaces): writes confined, server out of \
                  reach, network off; not held: deny list (no user namespaces), git config \
-                 protected (no user namespaces), terminals apart (no user namespaces: the \
+                 protected (no user namespaces), outside Unix sockets closed (those present \
+                 at the session's start) (no user namespaces), terminals apart (no user namespaces: the \
                  terminal tools' terminals are closed to every other command, the user's other \
                  terminals are not)"
             )
@@ -361,7 +375,8 @@ mod tests {
         assert!(
             e.starts_with(
                 "--sandbox on cannot enforce: git config protected (no user namespaces); \
-                 terminals apart (no user namespaces"
+                 outside Unix sockets closed (those present at the session's start) (no user \
+                 namespaces); terminals apart (no user namespaces"
             ),
             "{e}"
         );
