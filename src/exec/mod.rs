@@ -35,6 +35,9 @@ use tokio::sync::watch;
 /// Grace between SIGTERM and SIGKILL on a timeout (seed 000 D4).
 pub const TERM_GRACE: Duration = Duration::from_secs(5);
 
+/// How long an exit may take to be reported after SIGKILL.
+const KILL_REPORT_LIMIT: Duration = Duration::from_secs(5);
+
 /// How long the readers may take to see end-of-file once the shell has exited, before
 /// leftover members of the group are signalled.
 const DRAIN_GRACE: Duration = Duration::from_millis(50);
@@ -481,7 +484,11 @@ impl Running {
             Ok(exit) => exit,
             Err(_) => {
                 self.signal_group(Signal::SIGKILL);
-                self.wait().await
+                // Whoever reports the exit (a session's jail) may itself be gone or
+                // wedged: the call never waits on it forever (issue 25 §5, S1).
+                tokio::time::timeout(KILL_REPORT_LIMIT, self.wait())
+                    .await
+                    .unwrap_or(Exit { code: 128 + 9 })
             }
         };
         self.signal_group(Signal::SIGKILL);
