@@ -7,7 +7,9 @@
 #   docker run --rm -p 127.0.0.1:8080:8080 -v "$PWD:/workspace" boris
 #
 # The token is generated at each start and printed on the container's stderr
-# (`docker logs`); pass BORIS_TOKEN to choose it instead.
+# (`docker logs`: a pipe, which no command in the container can read back; were stderr a
+# file, the token would go to a file the sandbox hides, and the log would say where);
+# pass BORIS_TOKEN to choose it instead.
 
 FROM rust:1-bookworm AS build
 RUN rustup target add "$(uname -m)-unknown-linux-musl"

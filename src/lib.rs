@@ -21,6 +21,7 @@ pub mod server;
 pub mod spec;
 pub mod terminal;
 pub mod text;
+pub mod token_out;
 pub mod tool_name;
 pub mod tools;
 pub mod transport;

@@ -40,6 +40,8 @@ pub struct Workspace {
     session_dir: std::sync::OnceLock<PathBuf>,
     /// This session's language servers (issue 20), killed with it.
     pub lsp: std::sync::Arc<crate::lsp::Lsp>,
+    /// What its commands left running in the background: killed with it (issue 25 §7).
+    pub leftovers: crate::exec::Leftovers,
 }
 
 impl Drop for Workspace {
@@ -104,6 +106,7 @@ impl Workspace {
             offered: Mutex::default(),
             history: Mutex::default(),
             jail: Mutex::default(),
+            leftovers: Default::default(),
             session_dir: Default::default(),
             lsp: Default::default(),
         }

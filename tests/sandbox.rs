@@ -136,6 +136,34 @@ const WORKFLOWS: &[Workflow] = &[
             "pkill -f 'http[.]server 0' && sleep 0.2; pgrep -f 'http[.]server 0' || echo stopped",
         ],
     },
+    // issue 25 §7, S4: what a call starts in the background outlives the call (never its
+    // session), confined as unconfined: `cmd &` then `kill PID` in a later call, nohup,
+    // disown, and a dev server started with `&` that the next call reaches.
+    Workflow {
+        name: "a background process killed by a later call",
+        needs: &["sleep"],
+        steps: &[
+            "sleep 300 & echo $! > bg.pid; echo started",
+            "kill $(cat bg.pid) && echo killed",
+        ],
+    },
+    Workflow {
+        name: "nohup and disown outlive their call",
+        needs: &["nohup", "sleep"],
+        steps: &[
+            "nohup sleep 301 >/dev/null 2>&1 & echo $! > nohup.pid; sleep 302 & echo $! > disowned.pid; disown; echo started",
+            "kill $(cat nohup.pid) && kill $(cat disowned.pid) && echo both-killed",
+        ],
+    },
+    Workflow {
+        name: "a dev server started with & and reached by the next call",
+        needs: &["python3", "curl"],
+        steps: &[
+            "mkdir site && echo hello > site/index.html && (cd site && python3 -u -m http.server 0 --bind 127.0.0.1 --directory . > ../dev.log 2>&1 &) ; echo started",
+            "for i in $(seq 100); do grep -qs 'port' dev.log && break; sleep 0.1; done; port=$(grep -o 'port [0-9]*' dev.log | grep -o '[0-9]*'); curl -s http://127.0.0.1:$port/index.html",
+            "pkill -f 'http[.]server 0 --bind 127.0.0.1 --directory' && sleep 0.2; pgrep -f 'http[.]server 0 --bind 127.0.0.1 --directory' || echo stopped",
+        ],
+    },
 ];
 
 /// Every workflow, in its own directory under `dir`, on one server; the outputs with the
@@ -163,7 +191,11 @@ fn run_all(dir: &Path, home: &Path, extra: &[&str], env: &[(&str, &str)]) -> Vec
                 assert!(r["result"]["isError"] != json!(true), "{}: {r}", w.name);
                 continue;
             }
-            let (code, text) = bash(&mut server, &format!("cd '{}' && {step}", wdir.display()));
+            // Braced: a step's own `&` must not take the `cd` with it.
+            let (code, text) = bash(
+                &mut server,
+                &format!("cd '{}' && {{ {step}\n}}", wdir.display()),
+            );
             assert_eq!(code, 0, "{} ({extra:?}): `{step}` failed:\n{text}", w.name);
             out.push((
                 w.name.to_string(),

@@ -6,6 +6,7 @@
 
 pub mod capture;
 pub mod exit;
+mod leftovers;
 pub mod procfs;
 pub mod tasks;
 mod wiring;
@@ -14,6 +15,7 @@ use wiring::{Wiring, jailed_env, shell_argv};
 pub use wiring::{set_nonblocking, unread_bytes, write_until};
 
 pub use exit::Exit;
+pub use leftovers::Leftovers;
 
 pub use capture::{Capture, Limits};
 
@@ -32,6 +34,9 @@ use tokio::sync::watch;
 
 /// Grace between SIGTERM and SIGKILL on a timeout (seed 000 D4).
 pub const TERM_GRACE: Duration = Duration::from_secs(5);
+
+/// How long an exit may take to be reported after SIGKILL.
+const KILL_REPORT_LIMIT: Duration = Duration::from_secs(5);
 
 /// How long the readers may take to see end-of-file once the shell has exited, before
 /// leftover members of the group are signalled.
@@ -232,6 +237,13 @@ pub struct Running {
     exit: watch::Receiver<Option<Exit>>,
     open_streams: watch::Receiver<usize>,
     stop_readers: Arc<AtomicBool>,
+    /// The call has returned while processes it left still hold its output: the readers
+    /// drain it (so they get no SIGPIPE) and keep none of it.
+    detached: Arc<AtomicBool>,
+    /// Readers that, detached, have read all that was written before and now drop.
+    caught_up: Arc<AtomicUsize>,
+    /// [`Running::release`]d: what is left of the group is the session's to kill.
+    released: AtomicBool,
     /// Bytes read so far on both streams, for progress notifications.
     pub activity: Arc<AtomicU64>,
     /// This shell's [`TAG_VAR`] value.
@@ -332,6 +344,8 @@ impl Running {
         let stdout = Arc::new(Mutex::new(Capture::new(spec.stdout)));
         let stderr = Arc::new(Mutex::new(Capture::new(spec.stderr)));
         let stop_readers = Arc::new(AtomicBool::new(false));
+        let detached = Arc::new(AtomicBool::new(false));
+        let caught_up = Arc::new(AtomicUsize::new(0));
         let activity = Arc::new(AtomicU64::new(0));
         let in_flight = Arc::new(AtomicUsize::new(0));
         let (open_tx, open_rx) = watch::channel(2usize);
@@ -340,6 +354,8 @@ impl Running {
         let [out_pipe, err_pipe] = readers;
         for (pipe, capture) in [(out_pipe, &stdout), (err_pipe, &stderr)] {
             let sink = Sink {
+                detached: detached.clone(),
+                caught_up: caught_up.clone(),
                 capture: capture.clone(),
                 hook: on_output.clone(),
                 activity: activity.clone(),
@@ -402,6 +418,9 @@ impl Running {
             exit: exit_rx,
             open_streams: open_rx,
             stop_readers,
+            detached,
+            caught_up,
+            released: AtomicBool::new(false),
             activity,
             tag,
             in_flight,
@@ -465,7 +484,11 @@ impl Running {
             Ok(exit) => exit,
             Err(_) => {
                 self.signal_group(Signal::SIGKILL);
-                self.wait().await
+                // Whoever reports the exit (a session's jail) may itself be gone or
+                // wedged: the call never waits on it forever (issue 25 §5, S1).
+                tokio::time::timeout(KILL_REPORT_LIMIT, self.wait())
+                    .await
+                    .unwrap_or(Exit { code: 128 + 9 })
             }
         };
         self.signal_group(Signal::SIGKILL);
@@ -569,7 +592,8 @@ impl Running {
 impl Drop for Running {
     fn drop(&mut self) {
         // A call abandoned half-way (its future dropped) must not leave the group alive.
-        if self.exited().is_none() || self.group_alive() {
+        let released = self.released.load(Ordering::Relaxed);
+        if self.exited().is_none() || (!released && self.group_alive()) {
             self.signal_group(Signal::SIGKILL);
         }
         self.stop_readers.store(true, Ordering::Relaxed);
@@ -587,6 +611,8 @@ pub(crate) type Pipe = Box<dyn ReadFd>;
 
 /// Where a reader thread delivers what it reads.
 struct Sink {
+    detached: Arc<AtomicBool>,
+    caught_up: Arc<AtomicUsize>,
     capture: Arc<Mutex<Capture>>,
     hook: Option<OutputHook>,
     activity: Arc<AtomicU64>,
@@ -599,14 +625,20 @@ struct Sink {
 fn pump(mut pipe: Box<dyn ReadFd>, sink: &Sink, stop: &AtomicBool) {
     use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
     let mut buf = vec![0u8; 64 * 1024];
+    // Detached, once everything written before is read: what comes after is dropped.
+    let mut dropping = false;
     loop {
+        if !dropping && sink.detached.load(Ordering::Relaxed) && unread_bytes(pipe.as_fd()) == 0 {
+            dropping = true;
+            sink.caught_up.fetch_add(1, Ordering::SeqCst);
+        }
         let ready = {
             let mut fds = [PollFd::new(pipe.as_fd(), PollFlags::POLLIN)];
             poll(&mut fds, PollTimeout::from(100u16))
         };
         match ready {
             Ok(0) => {
-                if stop.load(Ordering::Relaxed) {
+                if stop.load(Ordering::Relaxed) && !dropping {
                     break;
                 }
                 continue;
@@ -621,6 +653,7 @@ fn pump(mut pipe: Box<dyn ReadFd>, sink: &Sink, stop: &AtomicBool) {
         let read = pipe.read(&mut buf);
         let go_on = match read {
             Ok(0) => false,
+            Ok(_) if dropping => true,
             Ok(n) => {
                 lock(&sink.capture).push(&buf[..n]);
                 if let Some(hook) = &sink.hook {

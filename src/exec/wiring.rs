@@ -62,22 +62,38 @@ pub fn set_nonblocking(fd: std::os::fd::BorrowedFd<'_>) -> std::io::Result<()> {
 /// `shell [-l] [-c SCRIPT | -c '. "$0"' FILE]`, or the bare shell for an empty script.
 pub(super) fn shell_argv(spec: &Spawn<'_>, script_file: Option<&Path>) -> Vec<std::ffi::OsString> {
     let mut argv = vec![spec.shell.as_os_str().to_owned()];
-    if spec.login {
+    let quiet_login = spec.login && !spec.script.is_empty() && is_bash(spec.shell);
+    if spec.login && !quiet_login {
         argv.push("-l".into());
     }
+    let prelude = if quiet_login { QUIET_LOGIN } else { "" };
     match script_file {
         Some(path) => {
             argv.push("-c".into());
-            argv.push(r#". "$0""#.into());
+            argv.push(format!(r#"{prelude}. "$0""#).into());
             argv.push(path.as_os_str().to_owned());
         }
         None if spec.script.is_empty() => {}
         None => {
             argv.push("-c".into());
-            argv.push(spec.script.into());
+            argv.push(format!("{prelude}{}", spec.script).into());
         }
     }
     argv
+}
+
+/// A login shell's profiles, read as `bash -l` reads them (`/etc/profile`, then the first
+/// of `~/.bash_profile`, `~/.bash_login`, `~/.profile`), with their stderr dropped: a
+/// profile's complaints (`pyenv: cannot rehash: …/shims isn't writable` where the sandbox
+/// refuses the write) are not the command's output, confined or not (issue 25 §7, S5).
+/// What the profiles set and define stays; `shopt login_shell` reads off.
+const QUIET_LOGIN: &str = "{ if [ -r /etc/profile ]; then . /etc/profile; fi; \
+    for __boris_p in ~/.bash_profile ~/.bash_login ~/.profile; do \
+    if [ -r \"$__boris_p\" ]; then . \"$__boris_p\"; break; fi; done; \
+    unset __boris_p; } 2>/dev/null </dev/null\n";
+
+fn is_bash(shell: &Path) -> bool {
+    shell.file_name().is_some_and(|n| n == "bash")
 }
 
 /// The descriptors of one spawn: the child's standard streams, and Boris's ends.

@@ -24,11 +24,14 @@ use tokio::sync::watch;
 const START_LIMIT: Duration = Duration::from_secs(10);
 
 type Ack = mpsc::Sender<Result<i32, String>>;
+type TerminalAck = mpsc::Sender<Result<(OwnedFd, OwnedFd), String>>;
 
 #[derive(Default)]
 struct Waiting {
     /// Spawns not yet acknowledged.
     acks: HashMap<u64, Ack>,
+    /// Pseudo-terminals asked for and not yet answered.
+    terminals: HashMap<u64, TerminalAck>,
     /// Commands running: where their exit goes.
     exits: HashMap<u64, watch::Sender<Option<Exit>>>,
     /// The jail is gone: later spawns fail at once.
@@ -41,6 +44,8 @@ pub struct Jail {
     outer: Mutex<Child>,
     waiting: Arc<Mutex<Waiting>>,
     next_id: AtomicU64,
+    /// The jail has a devpts instance of its own: terminals are opened there.
+    own_terminals: bool,
     /// The session's TMPDIR.
     tmp: PathBuf,
     /// What did not hold when it was set up (the jail's own notes).
@@ -131,17 +136,18 @@ impl Jail {
             outer: Mutex::new(outer),
             waiting: Arc::new(Mutex::new(Waiting::default())),
             next_id: AtomicU64::new(1),
+            own_terminals: sandbox.support.namespaces,
             tmp,
             notes: Vec::new(),
         };
         match receive_within(&jail.control, START_LIMIT)? {
-            Some((Reply::Ready { notes }, _)) => jail.notes = notes,
-            Some((Reply::SetupFailed { error }, _)) => {
+            Some((Reply::Ready { notes }, _, _)) => jail.notes = notes,
+            Some((Reply::SetupFailed { error }, _, _)) => {
                 return Err(std::io::Error::other(format!(
                     "the sandbox could not be set up: {error}"
                 )));
             }
-            Some((other, _)) => {
+            Some((other, _, _)) => {
                 return Err(std::io::Error::other(format!(
                     "unexpected first reply {other:?}"
                 )));
@@ -158,6 +164,47 @@ impl Jail {
             .name("boris-jail".into())
             .spawn(move || listen(control, waiting))?;
         Ok(jail)
+    }
+
+    /// Whether the jail is gone (killed, or its spawner killed by a command): the session
+    /// then starts a new one rather than fail every later command (issue 25 §5, S1).
+    pub fn has_ended(&self) -> bool {
+        lock(&self.waiting).closed
+    }
+
+    /// A pseudo-terminal (master, slave) of the session's own devpts instance, or `None`
+    /// where the jail has none (Landlock alone: the caller opens one on the host's, which
+    /// no command can open by path).
+    pub fn open_terminal(&self) -> std::io::Result<Option<(OwnedFd, OwnedFd)>> {
+        if !self.own_terminals {
+            return Ok(None);
+        }
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let (tx, rx) = mpsc::channel();
+        {
+            let mut w = lock(&self.waiting);
+            if w.closed {
+                return Err(std::io::Error::other(
+                    "the session's sandbox process has ended",
+                ));
+            }
+            w.terminals.insert(id, tx);
+        }
+        let forget = || lock(&self.waiting).terminals.remove(&id);
+        if let Err(e) = send(&self.control, &Request::OpenTerminal { id }.encode(), &[]) {
+            forget();
+            return Err(e);
+        }
+        match rx.recv_timeout(START_LIMIT) {
+            Ok(Ok(pair)) => Ok(Some(pair)),
+            Ok(Err(e)) => Err(std::io::Error::other(e)),
+            Err(_) => {
+                forget();
+                Err(std::io::Error::other(
+                    "the sandbox did not open the terminal in time",
+                ))
+            }
+        }
     }
 
     /// The session's TMPDIR (the same path inside the sandbox and out).
@@ -240,9 +287,17 @@ impl Drop for Jail {
 
 /// Reads the jail's replies until it ends.
 fn listen(control: OwnedFd, waiting: Arc<Mutex<Waiting>>) {
-    while let Ok(Some((reply, pid))) = receive(&control) {
+    while let Ok(Some((reply, pid, fds))) = receive(&control) {
         let mut w = lock(&waiting);
         match reply {
+            Reply::Terminal { id } => {
+                let pair = <[OwnedFd; 2]>::try_from(fds)
+                    .map(|[master, slave]| (master, slave))
+                    .map_err(|fds| format!("expected 2 descriptors, got {}", fds.len()));
+                if let Some(ack) = w.terminals.remove(&id) {
+                    let _ = ack.send(pair);
+                }
+            }
             Reply::Started { id } => {
                 if let (Some(ack), Some(pid)) = (w.acks.remove(&id), pid) {
                     let _ = ack.send(Ok(pid));
@@ -252,6 +307,8 @@ fn listen(control: OwnedFd, waiting: Arc<Mutex<Waiting>>) {
                 if let Some(ack) = w.acks.remove(&id) {
                     let _ = ack.send(Err(error));
                     w.exits.remove(&id);
+                } else if let Some(ack) = w.terminals.remove(&id) {
+                    let _ = ack.send(Err(error));
                 } else {
                     // Failed after it was reported started (exec): its exit follows.
                     tracing::warn!(%error, "a sandboxed command failed to start");
@@ -268,6 +325,9 @@ fn listen(control: OwnedFd, waiting: Arc<Mutex<Waiting>>) {
     let mut w = lock(&waiting);
     w.closed = true;
     for (_, ack) in w.acks.drain() {
+        let _ = ack.send(Err("the session's sandbox process ended".into()));
+    }
+    for (_, ack) in w.terminals.drain() {
         let _ = ack.send(Err("the session's sandbox process ended".into()));
     }
     // Their processes died with the jail's namespace (or are reaped by nobody Boris knows).
@@ -289,7 +349,9 @@ fn send(fd: &OwnedFd, bytes: &[u8], fds: &[RawFd]) -> std::io::Result<()> {
     }
 }
 
-fn receive_within(fd: &OwnedFd, limit: Duration) -> std::io::Result<Option<(Reply, Option<i32>)>> {
+type Received = (Reply, Option<i32>, Vec<OwnedFd>);
+
+fn receive_within(fd: &OwnedFd, limit: Duration) -> std::io::Result<Option<Received>> {
     let mut p = libc::pollfd {
         fd: fd.as_raw_fd(),
         events: libc::POLLIN,
@@ -304,8 +366,9 @@ fn receive_within(fd: &OwnedFd, limit: Duration) -> std::io::Result<Option<(Repl
     receive(fd)
 }
 
-/// One reply and the pid its sender had (the credentials the kernel attached).
-fn receive(fd: &OwnedFd) -> std::io::Result<Option<(Reply, Option<i32>)>> {
+/// One reply, the pid its sender had (the credentials the kernel attached) and the
+/// descriptors it carried.
+fn receive(fd: &OwnedFd) -> std::io::Result<Option<Received>> {
     let mut buf = vec![0u8; MAX_MESSAGE];
     let packet = super::jail::recv_packet(fd, &mut buf)?;
     if packet.len == 0 {
@@ -313,5 +376,5 @@ fn receive(fd: &OwnedFd) -> std::io::Result<Option<(Reply, Option<i32>)>> {
     }
     let reply = Reply::decode(&buf[..packet.len])
         .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e.to_string()))?;
-    Ok(Some((reply, packet.pid)))
+    Ok(Some((reply, packet.pid, packet.fds)))
 }

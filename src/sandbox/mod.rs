@@ -259,9 +259,28 @@ impl Sandbox {
             rules.push(Rule {
                 name: "git config protected",
                 holds: ns,
-                why: no_ns,
+                why: no_ns.clone(),
             });
         }
+        rules.push(Rule {
+            // Before ABI 9 nothing refuses a connect by path: init covers the sockets it
+            // finds at the session's start; one made later, or deeper than it looks, is
+            // reachable (issue 25 §5, S3).
+            name: if abi >= 9 {
+                "outside Unix sockets closed"
+            } else {
+                "outside Unix sockets closed (those present at the session's start)"
+            },
+            holds: ns,
+            why: no_ns,
+        });
+        rules.push(Rule {
+            name: "terminals apart",
+            holds: ns,
+            why: "no user namespaces: the terminal tools' terminals are closed to every other \
+                  command, the user's other terminals are not"
+                .to_string(),
+        });
         rules
     }
 
@@ -327,7 +346,8 @@ mod tests {
         assert_eq!(
             sb.unwrap().status(),
             "sandbox on (Landlock ABI 7, namespaces): writes confined, deny list, server out of \
-             reach, git config protected; network on"
+             reach, git config protected, outside Unix sockets closed (those present at the \
+             session's start), terminals apart; network on"
         );
         // No namespaces (Ubuntu 24.04): auto warns and says exactly what does not hold.
         let (sb, warning) =
@@ -337,8 +357,11 @@ mod tests {
             warning.as_deref(),
             Some(
                 "sandbox on (Landlock ABI 6, no namespaces): writes confined, server out of \
-                 reach, network off; not held: deny list (no user namespaces), git \
-                 config protected (no user namespaces)"
+                 reach, network off; not held: deny list (no user namespaces), git config \
+                 protected (no user namespaces), outside Unix sockets closed (those present \
+                 at the session's start) (no user namespaces), terminals apart (no user namespaces: the \
+                 terminal tools' terminals are closed to every other command, the user's other \
+                 terminals are not)"
             )
         );
         // An older kernel: no signal scoping, no TCP rules.
@@ -355,9 +378,13 @@ mod tests {
         );
         // `on` refuses what it cannot enforce; `off` asks nothing.
         let e = Sandbox::new(Mode::On, support(7, false), policy(false, true)).unwrap_err();
-        assert_eq!(
-            e,
-            "--sandbox on cannot enforce: git config protected (no user namespaces)"
+        assert!(
+            e.starts_with(
+                "--sandbox on cannot enforce: git config protected (no user namespaces); \
+                 outside Unix sockets closed (those present at the session's start) (no user \
+                 namespaces); terminals apart (no user namespaces"
+            ),
+            "{e}"
         );
         let e = Sandbox::new(Mode::On, support(0, true), policy(false, true)).unwrap_err();
         assert!(e.contains("no Landlock"), "{e}");

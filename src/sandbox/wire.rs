@@ -45,6 +45,11 @@ pub enum Request {
         /// A session of its own with stdin as its controlling terminal.
         terminal: bool,
     },
+    /// Open a pseudo-terminal in the session's own devpts (issue 25 §5, X8); answered
+    /// with [`Reply::Terminal`] carrying the master and the slave, or `SpawnFailed`.
+    OpenTerminal {
+        id: u64,
+    },
 }
 
 /// Jail → Boris.
@@ -70,6 +75,10 @@ pub enum Reply {
     Exited {
         id: u64,
         code: i32,
+    },
+    /// The pseudo-terminal asked for; carries two descriptors (master, slave).
+    Terminal {
+        id: u64,
     },
 }
 
@@ -210,6 +219,10 @@ impl Request {
                 o.list(env, |o, e| o.bytes(e.as_bytes()));
                 o.u8((*terminal).into());
             }
+            Request::OpenTerminal { id } => {
+                o.u8(3);
+                o.u64(*id);
+            }
         }
         o.0
     }
@@ -235,6 +248,7 @@ impl Request {
                 env: i.list(In::os)?,
                 terminal: i.bool()?,
             },
+            3 => Request::OpenTerminal { id: i.u64()? },
             _ => return Err(WireError("unknown request")),
         };
         i.end()?;
@@ -268,6 +282,10 @@ impl Reply {
                 o.u64(*id);
                 o.u32(*code as u32);
             }
+            Reply::Terminal { id } => {
+                o.u8(6);
+                o.u64(*id);
+            }
         }
         o.0
     }
@@ -288,6 +306,7 @@ impl Reply {
                 id: i.u64()?,
                 code: i.u32()? as i32,
             },
+            6 => Reply::Terminal { id: i.u64()? },
             _ => return Err(WireError("unknown reply")),
         };
         i.end()?;
@@ -340,6 +359,7 @@ mod tests {
                     env,
                     terminal
                 }),
+            any::<u64>().prop_map(|id| Request::OpenTerminal { id }),
         ]
     }
 
@@ -350,6 +370,7 @@ mod tests {
             any::<u64>().prop_map(|id| Reply::Started { id }),
             (any::<u64>(), ".{0,8}").prop_map(|(id, error)| Reply::SpawnFailed { id, error }),
             (any::<u64>(), any::<i32>()).prop_map(|(id, code)| Reply::Exited { id, code }),
+            any::<u64>().prop_map(|id| Reply::Terminal { id }),
         ]
     }
 

@@ -133,13 +133,37 @@ pub(super) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
+/// A pseudo-terminal: in the session's own devpts when its jail has one (issue 25 §5,
+/// X8), else the host's.
+fn open_pty(
+    jail: Option<&crate::sandbox::client::Jail>,
+) -> std::io::Result<(pty_process::blocking::Pty, pty_process::blocking::Pts)> {
+    if let Some((master, slave)) = jail.map(|j| j.open_terminal()).transpose()?.flatten() {
+        // SAFETY: the jail opened these as a pseudo-terminal's master and its slave.
+        return Ok(unsafe {
+            (
+                pty_process::blocking::Pty::from_fd(master),
+                pty_process::blocking::Pts::from_fd(slave),
+            )
+        });
+    }
+    let (pty, pts) = pty_process::blocking::open().map_err(std::io::Error::other)?;
+    if jail.is_some() {
+        // Landlock alone: the host's devpts, which every command may open by path. Mode
+        // 000 keeps this one to the command holding it (capabilities are dropped in the
+        // sandbox, root's too); `/dev/tty` still reaches it as its controlling terminal.
+        nix::sys::stat::fchmod(pts.as_fd(), nix::sys::stat::Mode::empty())?;
+    }
+    Ok((pty, pts))
+}
+
 /// Starts a session and registers its process as task `id` in `tasks`.
 pub fn start(spec: StartSpec<'_>, id: String, tasks: &Tasks) -> std::io::Result<Arc<Session>> {
     let screen = Arc::new(Mutex::new(Screen::new(spec.rows, spec.cols, !spec.tty)));
     let (seq_tx, seq_rx) = watch::channel(0u64);
     let last_output = Arc::new(Mutex::new(Instant::now()));
     let pty = if spec.tty {
-        Some(pty_process::blocking::open().map_err(std::io::Error::other)?)
+        Some(open_pty(spec.jail)?)
     } else {
         None
     };

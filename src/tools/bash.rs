@@ -46,9 +46,10 @@ pub fn tool() -> Tool {
          fail rather than hang. The result gives exit_code (a non-zero exit is not a tool \
          error) and the stdout and stderr sections, each cut to its first 30000 characters; \
          the full output is then saved to a file named in the notice, readable with view or \
-         grep. timeout is in milliseconds (default 120000, max 600000). Processes left \
-         running when the command ends are killed: for servers and other long jobs use \
-         run_in_background, then task_output and task_stop.",
+         grep. timeout is in milliseconds (default 120000, max 600000). What it starts in \
+         the background (`&`, nohup) keeps running after it ends, until the session ends; \
+         for servers and other long jobs use run_in_background, then task_output and \
+         task_stop.",
         runs_commands("Run a shell command"),
     )
 }
@@ -107,7 +108,11 @@ pub async fn run(ctx: &Ctx, args: BashArgs, call: &Call) -> ToolResult<CallToolR
         Outcome::TimedOut | Outcome::HandOff => running.terminate(TERM_GRACE).await,
         Outcome::Cancelled => running.terminate(Duration::from_millis(500)).await,
     };
-    running.finish().await;
+    match outcome {
+        // What it started in the background may outlive the call (issue 25 §7, S4).
+        Outcome::Exited(_) => running.release(&ctx.ws.leftovers).await,
+        _ => running.finish().await,
+    }
 
     let cwd = exec::lock(&running.stdout).strip_sentinel(&ctx.ws.nonce);
     // A command that timed out or was cancelled leaves the cwd where it was before it,

@@ -39,8 +39,8 @@ pub fn tools() -> Vec<Tool> {
              rather than hang. Returns exit_code and the stdout and stderr sections, each cut \
              to its first 30000 characters; the full output is then saved to a file named in \
              the notice, which Read can page. timeout is in milliseconds (default 120000, max \
-             600000). Processes left running when the command ends are killed: for servers \
-             and other long jobs set run_in_background, then follow the task with TaskOutput \
+             600000). What it starts in the background (`&`, nohup) keeps running after it \
+             ends, until the session ends; for servers and other long jobs set run_in_background, then follow the task with TaskOutput \
              (or Read its output file) and stop it with TaskStop.",
         ),
         define::<ReadArgs>(

@@ -89,7 +89,8 @@ async fn run_command(
     )?;
     match supervise(&running, Duration::from_millis(timeout_ms), None, call).await {
         Outcome::Exited(exit) => {
-            running.finish().await;
+            // What it started in the background may outlive the call (issue 25 §7, S4).
+            running.release(&ctx.ws.leftovers).await;
             Ok(completed(ctx, &running, exit.code))
         }
         Outcome::Cancelled => {

@@ -99,7 +99,10 @@ pub fn session_jail(ctx: &Ctx) -> ToolResult<Option<std::sync::Arc<crate::sandbo
     };
     let mut slot = ctx.ws.jail.lock().unwrap_or_else(|p| p.into_inner());
     if let Some(jail) = &*slot {
-        return Ok(Some(jail.clone()));
+        if !jail.has_ended() {
+            return Ok(Some(jail.clone()));
+        }
+        tracing::warn!("the session's sandbox process ended; starting a new one");
     }
     let dir = ctx.ws.session_dir(&ctx.shared.spill).to_path_buf();
     let hidden = vec![ctx.shared.spill.path().to_path_buf()];

@@ -501,11 +501,15 @@ pub async fn serve(shared: Arc<Shared>, token: Option<String>) -> anyhow::Result
     }
     // Whatever the log level, and before the `bound=` line harnesses wait for: what a
     // user needs to point a client at this server.
-    let _ = writeln!(
-        std::io::stderr(),
-        "{}",
-        start_banner(bound, token.as_deref(), config.generate_token, &config.auth)
+    let banner = start_banner(bound, token.as_deref(), config.generate_token, &config.auth);
+    // Never the token where a command could read it back (issue 25 §5, X10).
+    let banner = crate::token_out::divert(
+        banner,
+        token.as_deref(),
+        config.generate_token,
+        shared.spill.path(),
     );
+    let _ = writeln!(std::io::stderr(), "{banner}");
     tracing::info!(%bound, "serving MCP over streamable HTTP at /mcp");
 
     let limits = &config.http_limits;

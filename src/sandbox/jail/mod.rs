@@ -21,9 +21,11 @@
 //! share that one domain: they may signal each other, not the server nor other sessions.
 
 mod confine;
+mod devpts;
 mod mounts;
 mod protect;
 mod socket;
+mod supervise;
 
 use super::wire::{Reply, Request, Setup};
 use confine::{build_ruleset, drop_capabilities, restrict};
@@ -70,7 +72,12 @@ fn run(control: &OwnedFd) -> Result<(), String> {
         enter_namespaces(&setup)?;
         // Now PID 1 of the new namespace.
         placeholders = Some(init_mounts(&setup, &mut notes)?);
+        if let Err(e) = devpts::mount_private() {
+            notes.push(format!("terminals: the host's /dev/pts is shared ({e})"));
+        }
     } else {
+        // Commands may signal the spawner; the supervisor above it they cannot (S1).
+        supervise::fork_spawner(CONTROL_FD)?;
         // Orphans (a double fork) are reparented here, so they are reaped and findable.
         unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) };
     }
@@ -225,6 +232,7 @@ fn serve(
                         }
                     }
                 }
+                Ok((Some(Request::OpenTerminal { id }), _)) => devpts::answer(control, id),
                 Ok((Some(Request::Setup(_)), _)) => {}
                 // EOF: Boris is gone or closed the session. Init's death ends the rest.
                 Ok((None, _)) => return Ok(()),
