@@ -84,8 +84,10 @@ fn error_code(text: &str) -> Option<&str> {
     (!code.is_empty() && code.bytes().all(|b| b.is_ascii_uppercase() || b == b'_')).then_some(code)
 }
 
-/// Logs the line for one call.
-pub fn log(session: Option<&str>, tool: &str, took: Duration, outcome: &Outcome) {
+/// Logs the line for one call and counts it in the metrics (under `unknown` when the
+/// tool is not one this server has: the name is the client's text).
+pub fn log(session: Option<&str>, tool: &str, known: bool, took: Duration, outcome: &Outcome) {
+    crate::metrics::global().record(if known { tool } else { "unknown" }, outcome.name(), took);
     let duration_ms = u64::try_from(took.as_millis()).unwrap_or(u64::MAX);
     tracing::info!(
         session = ?Json(session),

@@ -15,6 +15,7 @@ pub mod journal;
 pub mod logfmt;
 pub mod lsp;
 pub mod mcp_tasks;
+pub mod metrics;
 pub mod sandbox;
 pub mod scope;
 pub mod search;

@@ -306,7 +306,14 @@ impl ServerHandler for BorisServer {
             )),
         };
         let outcome = crate::call_log::Outcome::of(&result, ct.is_cancelled());
-        crate::call_log::log(session.as_deref(), &tool, started.elapsed(), &outcome);
+        let known = self.get_tool(&tool).is_some();
+        crate::call_log::log(
+            session.as_deref(),
+            &tool,
+            known,
+            started.elapsed(),
+            &outcome,
+        );
         result
     }
 }

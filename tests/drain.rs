@@ -1,7 +1,9 @@
-//! The drain on SIGTERM and the per-call log line (issue 31 §3), over a real socket:
-//! what the calls in flight answer, which a YAML case cannot read (its backgrounded
-//! steps' answers are never read), and the JSON log lines of those calls.
+//! The drain on SIGTERM, the per-call log line and `/metrics` (issue 31 §3), over a
+//! real socket: what the calls in flight answer, which a YAML case cannot read (its
+//! backgrounded steps' answers are never read), the JSON log lines of those calls, and
+//! the metrics scraped and parsed as the text exposition format.
 
+use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::process::{Child, Command, Stdio};
@@ -69,7 +71,19 @@ fn start(extra: &[&str]) -> Server {
 
 /// POSTs one JSON-RPC message and reads the whole response (head and body).
 fn post(addr: &str, session: Option<&str>, body: &serde_json::Value) -> String {
+    post_with(addr, session, None, body)
+}
+
+fn post_with(
+    addr: &str,
+    session: Option<&str>,
+    token: Option<&str>,
+    body: &serde_json::Value,
+) -> String {
     let body = body.to_string();
+    let auth = token
+        .map(|t| format!("Authorization: Bearer {t}\r\n"))
+        .unwrap_or_default();
     let session = session
         .map(|s| format!("Mcp-Session-Id: {s}\r\nMCP-Protocol-Version: 2025-11-25\r\n"))
         .unwrap_or_default();
@@ -80,7 +94,7 @@ fn post(addr: &str, session: Option<&str>, body: &serde_json::Value) -> String {
     write!(
         stream,
         "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
-         Accept: application/json, text/event-stream\r\n{session}Content-Length: {}\r\n\
+         Accept: application/json, text/event-stream\r\n{session}{auth}Content-Length: {}\r\n\
          Connection: close\r\n\r\n{body}",
         body.len()
     )
@@ -91,9 +105,13 @@ fn post(addr: &str, session: Option<&str>, body: &serde_json::Value) -> String {
 }
 
 fn open_session(addr: &str) -> String {
+    open_session_with(addr, None)
+}
+
+fn open_session_with(addr: &str, token: Option<&str>) -> String {
     let init = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
-    let response = post(addr, None, &init);
+    let response = post_with(addr, None, token, &init);
     let session = response
         .lines()
         .find_map(|l| {
@@ -103,7 +121,7 @@ fn open_session(addr: &str) -> String {
         .map(|(_, v)| v.trim().to_string())
         .unwrap_or_else(|| panic!("no session id in {response}"));
     let initialized = serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-    post(addr, Some(&session), &initialized);
+    post_with(addr, Some(&session), token, &initialized);
     session
 }
 
@@ -223,4 +241,144 @@ fn a_tool_error_is_logged_with_its_code() {
         }
     }
     panic!("no tool call line");
+}
+
+/// GETs `path` with an optional bearer token; the whole response.
+fn get(addr: &str, path: &str, token: Option<&str>) -> String {
+    let auth = token
+        .map(|t| format!("Authorization: Bearer {t}\r\n"))
+        .unwrap_or_default();
+    let mut stream = TcpStream::connect(addr).expect("connect");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .expect("timeout");
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: {addr}\r\n{auth}Connection: close\r\n\r\n"
+    )
+    .expect("write");
+    let mut response = String::new();
+    let _ = stream.read_to_string(&mut response);
+    response
+}
+
+/// The samples of a text-format (0.0.4) exposition, keyed by `name{labels}` as written,
+/// after checking what a Prometheus server would reject: a sample before or without
+/// its family's `# TYPE`, a family typed twice, a bad metric or label name, an
+/// unparsable value, and histogram buckets that are not cumulative or whose `+Inf`
+/// bucket is not the `_count`.
+fn parse_exposition(text: &str) -> BTreeMap<String, f64> {
+    let name_ok = |n: &str| {
+        n.chars().enumerate().all(|(i, c)| {
+            c.is_ascii_alphabetic() || c == '_' || c == ':' || (i > 0 && c.is_ascii_digit())
+        }) && !n.is_empty()
+    };
+    let mut types: BTreeMap<String, String> = BTreeMap::new();
+    let mut samples = BTreeMap::new();
+    for line in text.lines().filter(|l| !l.is_empty()) {
+        if let Some(rest) = line.strip_prefix("# TYPE ") {
+            let (name, kind) = rest.split_once(' ').expect("TYPE name kind");
+            assert!(name_ok(name), "{line}");
+            assert!(
+                ["counter", "gauge", "histogram", "summary", "untyped"].contains(&kind),
+                "{line}"
+            );
+            assert!(
+                types.insert(name.into(), kind.into()).is_none(),
+                "typed twice: {line}"
+            );
+            continue;
+        }
+        if line.starts_with('#') {
+            continue;
+        }
+        let (series, value) = line.rsplit_once(' ').expect("a sample and its value");
+        let value: f64 = match value {
+            "+Inf" => f64::INFINITY,
+            "-Inf" => f64::NEG_INFINITY,
+            v => v.parse().unwrap_or_else(|_| panic!("value of {line}")),
+        };
+        let name = series.split('{').next().unwrap_or_default();
+        assert!(name_ok(name), "{line}");
+        if let Some(labels) = series.strip_prefix(name).filter(|l| !l.is_empty()) {
+            let labels = labels
+                .strip_prefix('{')
+                .and_then(|l| l.strip_suffix('}'))
+                .expect("labels in braces");
+            for pair in labels.split("\",").map(|p| p.trim_end_matches('"')) {
+                let (label, quoted) = pair.split_once("=\"").expect("label=\"value\"");
+                assert!(name_ok(label) && !label.contains(':'), "{line}");
+                assert!(!quoted.contains('\n'), "{line}");
+            }
+        }
+        let family = ["_bucket", "_sum", "_count"]
+            .iter()
+            .find_map(|s| {
+                name.strip_suffix(s)
+                    .filter(|f| types.get(*f).is_some_and(|t| t == "histogram"))
+            })
+            .unwrap_or(name);
+        assert!(
+            types.contains_key(family),
+            "a sample before its TYPE: {line}"
+        );
+        samples.insert(series.to_string(), value);
+    }
+    // Histograms: cumulative buckets, `+Inf` equal to `_count`.
+    for (family, _) in types.iter().filter(|(_, t)| *t == "histogram") {
+        let mut last: BTreeMap<String, f64> = BTreeMap::new();
+        for line in text
+            .lines()
+            .filter(|l| l.starts_with(&format!("{family}_bucket{{")))
+        {
+            let (series, value) = line.rsplit_once(' ').unwrap();
+            let value: f64 = value.parse().unwrap();
+            let key = series.split(",le=").next().unwrap().to_string();
+            let before = last.insert(key.clone(), value).unwrap_or(0.0);
+            assert!(value >= before, "buckets not cumulative: {line}");
+            if series.ends_with("le=\"+Inf\"}") {
+                let labels = key.strip_prefix(&format!("{family}_bucket")).unwrap();
+                let count = samples[&format!("{family}_count{labels}}}")];
+                assert_eq!(value, count, "+Inf bucket vs _count: {line}");
+            }
+        }
+    }
+    samples
+}
+
+#[test]
+fn metrics_are_behind_the_token_and_count_calls() {
+    let server = start(&["--token", "metrics-test-token-0123456789"]);
+    let token = Some("metrics-test-token-0123456789");
+    let refused = get(&server.addr, "/metrics", None);
+    assert!(refused.starts_with("HTTP/1.1 401"), "{refused}");
+
+    let scrape = || {
+        let response = get(&server.addr, "/metrics", token);
+        assert!(response.starts_with("HTTP/1.1 200"), "{response}");
+        assert!(response.contains("text/plain; version=0.0.4"), "{response}");
+        let body = response.split_once("\r\n\r\n").expect("a body").1;
+        parse_exposition(body)
+    };
+    let before = scrape();
+    assert_eq!(before.get("boris_sessions"), Some(&0.0), "{before:#?}");
+
+    let session = open_session_with(&server.addr, token);
+    let call =
+        |id, command: &str| post_with(&server.addr, Some(&session), token, &bash(id, command));
+    assert!(call(2, "echo one").contains("one"));
+    assert!(call(3, "echo two").contains("two"));
+    let missing = serde_json::json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call",
+        "params": {"name": "view", "arguments": {"path": "missing.txt"}}});
+    post_with(&server.addr, Some(&session), token, &missing);
+
+    let after = scrape();
+    let get = |m: &BTreeMap<String, f64>, k: &str| m.get(k).copied().unwrap_or(0.0);
+    let ok = r#"boris_tool_calls_total{tool="bash",outcome="ok"}"#;
+    assert_eq!(get(&after, ok) - get(&before, ok), 2.0, "{after:#?}");
+    let err = r#"boris_tool_calls_total{tool="view",outcome="error"}"#;
+    assert_eq!(get(&after, err) - get(&before, err), 1.0, "{after:#?}");
+    let count = r#"boris_tool_call_duration_seconds_count{tool="bash"}"#;
+    assert_eq!(get(&after, count) - get(&before, count), 2.0, "{after:#?}");
+    assert_eq!(after.get("boris_sessions"), Some(&1.0), "{after:#?}");
 }

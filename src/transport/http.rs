@@ -88,6 +88,10 @@ pub fn router(shared: Arc<Shared>, token: Option<String>, ct: CancellationToken)
         http_config,
     );
     let protected = Router::new()
+        .route(
+            "/metrics",
+            get(http_sessions::metrics).with_state(gate.clone()),
+        )
         .nest_service("/mcp", mcp)
         .layer(middleware::from_fn_with_state(
             gate,
@@ -98,8 +102,8 @@ pub fn router(shared: Arc<Shared>, token: Option<String>, ct: CancellationToken)
             screen_messages,
         ))
         .layer(middleware::from_fn(delete_answers_ok))
-        // Only on /mcp: any other path is 404 without a token, so a client probing for
-        // OAuth discovery documents learns there are none (issue 30 §1).
+        // Only on /mcp and /metrics: any other path is 404 without a token, so a client
+        // probing for OAuth discovery documents learns there are none (issue 30 §1).
         .route_layer(middleware::from_fn_with_state(
             token.map(|token| {
                 Arc::new(TokenCheck {

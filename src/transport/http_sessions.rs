@@ -38,7 +38,7 @@ impl SessionGate {
         })
     }
 
-    async fn open(&self) -> usize {
+    pub async fn open(&self) -> usize {
         self.sessions.sessions.read().await.len()
     }
 
@@ -112,6 +112,19 @@ pub async fn gate_sessions(
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     }
     response
+}
+
+/// `GET /metrics` (behind the token): the text exposition, with the sessions open now.
+pub async fn metrics(State(gate): State<Arc<SessionGate>>) -> Response {
+    let text = crate::metrics::global().render(gate.open().await);
+    (
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
+        )],
+        text,
+    )
+        .into_response()
 }
 
 /// 503 with `Retry-After` and a JSON-RPC error carrying the initialize's id.
