@@ -88,11 +88,13 @@ fn error_code(text: &str) -> Option<&str> {
 /// tool is not one this server has: the name is the client's text).
 pub fn log(session: Option<&str>, tool: &str, known: bool, took: Duration, outcome: &Outcome) {
     crate::metrics::global().record(if known { tool } else { "unknown" }, outcome.name(), took);
+    // An unknown name is the client's text: cut, so a call cannot flood the log.
+    let tool = crate::text::quote::head_with_ellipsis(tool, 64);
     let duration_ms = u64::try_from(took.as_millis()).unwrap_or(u64::MAX);
     tracing::info!(
         session = ?Json(session),
         subject = ?Json(None::<&str>),
-        tool,
+        tool = &*tool,
         duration_ms,
         outcome = outcome.name(),
         error_code = ?Json(outcome.code()),
