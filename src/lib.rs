@@ -5,6 +5,7 @@
 //! `boris` binary is a thin `main` over [`config`] and [`transport`]. See CONTRIBUTING.md
 //! for the code map and the invariants.
 
+pub mod call_log;
 pub mod config;
 pub mod edit_history;
 pub mod error;
@@ -14,6 +15,7 @@ pub mod journal;
 pub mod logfmt;
 pub mod lsp;
 pub mod mcp_tasks;
+pub mod metrics;
 pub mod sandbox;
 pub mod scope;
 pub mod search;

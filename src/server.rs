@@ -280,7 +280,46 @@ impl ServerHandler for BorisServer {
             .cloned()
     }
 
+    /// Runs the call, counted by the drain and ended by it past the grace, and logs one
+    /// line for it.
     async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let drain = crate::transport::drain::global();
+        let _counted = drain.call_started();
+        let started = std::time::Instant::now();
+        let tool = request.name.to_string();
+        let session = context
+            .extensions
+            .get::<axum::http::request::Parts>()
+            .and_then(|parts| parts.headers.get("mcp-session-id"))
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string);
+        let ct = context.ct.clone();
+        let result = tokio::select! {
+            result = self.run_tool(request, context) => result,
+            _ = drain.ended().cancelled() => Err(McpError::internal_error(
+                crate::transport::drain::SHUTTING_DOWN,
+                None,
+            )),
+        };
+        let outcome = crate::call_log::Outcome::of(&result, ct.is_cancelled());
+        let known = self.get_tool(&tool).is_some();
+        crate::call_log::log(
+            session.as_deref(),
+            &tool,
+            known,
+            started.elapsed(),
+            &outcome,
+        );
+        result
+    }
+}
+
+impl BorisServer {
+    async fn run_tool(
         &self,
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,

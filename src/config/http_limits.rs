@@ -69,6 +69,18 @@ pub struct HttpLimits {
     /// Retry-After until one ends (DELETE or --session-idle-timeout).
     #[arg(long, env = "BORIS_MAX_SESSIONS", value_name = "N", default_value_t = 256, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
     pub max_sessions: u64,
+
+    /// Seconds running tool calls get to finish after SIGTERM or SIGINT (issue 31 §3):
+    /// meanwhile new sessions are refused and `/ready` answers 503; past it the calls
+    /// left end with a JSON-RPC error saying the server is shutting down. 0: at once.
+    #[arg(
+        long,
+        env = "BORIS_SHUTDOWN_GRACE",
+        value_name = "SECONDS",
+        default_value = "3",
+        value_parser = parse_seconds
+    )]
+    pub shutdown_grace: Duration,
 }
 
 fn parse_positive_seconds(value: &str) -> Result<Duration, String> {

@@ -1,10 +1,11 @@
-//! Streamable HTTP (DESIGN §3): rmcp's service at `/mcp` inside axum, `GET /health`, an
+//! Streamable HTTP (DESIGN §3): rmcp's service at `/mcp` inside axum, `GET /health` and
+//! `GET /ready`, an
 //! optional bearer token, Host and Origin checks against DNS rebinding, CORS for browser
 //! clients, a request body cap, header read timeouts, and a graceful shutdown. Each MCP
 //! session gets its own workspace; stateless (2026-07-28) requests share the server's
 //! default one.
 
-use super::{framing, http_budget, http_conn, http_headers, http_sessions};
+use super::{drain, framing, http_budget, http_conn, http_headers, http_ready, http_sessions};
 
 use crate::server::BorisServer;
 use crate::tools::Shared;
@@ -25,8 +26,8 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 use tower_http::cors::{AllowOrigin, CorsLayer};
 
-/// How long in-flight requests get to finish once shutdown begins.
-const SHUTDOWN_GRACE: Duration = Duration::from_secs(3);
+/// How long connections get to close once the drain is over and the sessions are gone.
+const CONNECTIONS_CLOSE: Duration = Duration::from_secs(1);
 
 /// Browser origins that are always allowed: pages served from this machine.
 const LOOPBACK_ORIGINS: &[&str] = &[
@@ -71,6 +72,10 @@ pub fn router(shared: Arc<Shared>, token: Option<String>, ct: CancellationToken)
     http_sessions::return_memory_when_sessions_end(gate.clone(), ct.child_token());
     // Stateless requests have no session to keep state in: they share this workspace.
     let default_ws = Arc::new(Workspace::new(config.workdir.clone()));
+    let readiness = Arc::new(http_ready::Readiness {
+        workdir: config.workdir.clone(),
+        confined: config.sandbox.is_some(),
+    });
     let factory_shared = shared.clone();
     let mcp = StreamableHttpService::new(
         move || {
@@ -83,6 +88,10 @@ pub fn router(shared: Arc<Shared>, token: Option<String>, ct: CancellationToken)
         http_config,
     );
     let protected = Router::new()
+        .route(
+            "/metrics",
+            get(http_sessions::metrics).with_state(gate.clone()),
+        )
         .nest_service("/mcp", mcp)
         .layer(middleware::from_fn_with_state(
             gate,
@@ -93,8 +102,8 @@ pub fn router(shared: Arc<Shared>, token: Option<String>, ct: CancellationToken)
             screen_messages,
         ))
         .layer(middleware::from_fn(delete_answers_ok))
-        // Only on /mcp: any other path is 404 without a token, so a client probing for
-        // OAuth discovery documents learns there are none (issue 30 §1).
+        // Only on /mcp and /metrics: any other path is 404 without a token, so a client
+        // probing for OAuth discovery documents learns there are none (issue 30 §1).
         .route_layer(middleware::from_fn_with_state(
             token.map(|token| {
                 Arc::new(TokenCheck {
@@ -109,6 +118,7 @@ pub fn router(shared: Arc<Shared>, token: Option<String>, ct: CancellationToken)
             "/health",
             get(|| async { Json(serde_json::json!({"status": "ok"})) }),
         )
+        .route("/ready", get(http_ready::ready).with_state(readiness))
         .merge(protected)
         // Before authentication, so that a preflight is answered without a token.
         .layer(cors(origins.clone(), token_header(&config.auth)))
@@ -477,9 +487,10 @@ fn watched_service(
     })
 }
 
-/// Serves until SIGINT/SIGTERM: then stops accepting, cancels the sessions (which drops
-/// their workspaces and so kills their background tasks), gives in-flight connections
-/// a few seconds, and returns.
+/// Serves until SIGINT/SIGTERM: then drains ([`drain`]: no new sessions, running calls
+/// get `--shutdown-grace`), stops accepting, cancels the sessions (which drops their
+/// workspaces and so kills their background tasks), gives connections a second to
+/// close, and returns.
 pub async fn serve(shared: Arc<Shared>, token: Option<String>) -> anyhow::Result<()> {
     use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
     use hyper_util::server::conn::auto;
@@ -527,6 +538,7 @@ pub async fn serve(shared: Arc<Shared>, token: Option<String>) -> anyhow::Result
         usize::try_from(limits.max_connections_per_ip).unwrap_or(usize::MAX),
     );
     let timeouts = http_conn::Timeouts::from(limits);
+    let grace = limits.shutdown_grace;
     let ct = CancellationToken::new();
     let app = router(shared, token, ct.clone());
     let mut builder = auto::Builder::new(TokioExecutor::new());
@@ -540,7 +552,12 @@ pub async fn serve(shared: Arc<Shared>, token: Option<String>) -> anyhow::Result
         .keep_alive_interval(Some(timeouts.http2_keepalive))
         .keep_alive_timeout(timeouts.http2_keepalive);
     let graceful = GracefulShutdown::new();
-    let shutdown = crate::transport::shutdown_signal();
+    // Connections are still accepted while the drain runs: sessions send their calls'
+    // follow-ups, and a balancer must see /ready answer 503.
+    let shutdown = async {
+        crate::transport::shutdown_signal().await;
+        drain::global().run(grace).await;
+    };
     tokio::pin!(shutdown);
     let accept_failures = http_conn::Throttle::default();
     let refusals = http_conn::Throttle::default();
@@ -588,15 +605,17 @@ pub async fn serve(shared: Arc<Shared>, token: Option<String>) -> anyhow::Result
                 });
             }
             _ = &mut shutdown => {
-                tracing::info!("signal received, shutting down");
+                tracing::info!("drained, shutting down");
                 break;
             }
         }
     }
     drop(listener);
+    // The answers of the calls that just ended are on their way: let them out first.
+    tokio::time::sleep(Duration::from_millis(100)).await;
     ct.cancel();
     crate::exec::begin_shutdown();
-    if tokio::time::timeout(SHUTDOWN_GRACE, graceful.shutdown())
+    if tokio::time::timeout(CONNECTIONS_CLOSE, graceful.shutdown())
         .await
         .is_err()
     {

@@ -177,7 +177,7 @@ fn count(headers: &HeaderMap, name: &HeaderName) -> usize {
 
 /// Outermost layer: 400 for a repeated `Origin` or `Host` (which one would count is
 /// ambiguous: rmcp reads the first, a proxy may read the last); 403 for a foreign
-/// `Origin` on `/mcp` (the CORS preflight included) and for a foreign `Host` on `/health`.
+/// `Origin` on `/mcp` (the CORS preflight included) and for a foreign `Host` on `/health` and `/ready`.
 pub async fn screen_headers(
     State(policy): State<Arc<HeaderPolicy>>,
     req: Request,
@@ -201,7 +201,7 @@ pub async fn screen_headers(
             "this Origin is not allowed (see --allowed-origin)",
         );
     }
-    if path == "/health" {
+    if path == "/health" || path == "/ready" {
         let host = headers
             .get(header::HOST)
             .and_then(|h| h.to_str().ok())

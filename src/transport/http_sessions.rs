@@ -38,7 +38,7 @@ impl SessionGate {
         })
     }
 
-    async fn open(&self) -> usize {
+    pub async fn open(&self) -> usize {
         self.sessions.sessions.read().await.len()
     }
 
@@ -81,6 +81,13 @@ pub async fn gate_sessions(
     if session_id(&req).is_some() {
         return next.run(req).await;
     }
+    if super::drain::global().draining() {
+        return refuse_session(
+            id,
+            "the server is shutting down and takes no new sessions: open one on another instance"
+                .to_string(),
+        );
+    }
     let _creating = gate.creating.lock().await;
     let open = gate.open().await;
     if open >= gate.max {
@@ -89,23 +96,14 @@ pub async fn gate_sessions(
             limit = gate.max,
             "refused a new session over --max-sessions"
         );
-        let body = serde_json::json!({
-            "jsonrpc": "2.0",
-            "id": id,
-            "error": {
-                "code": -32000,
-                "message": format!(
-                    "too many open sessions ({open}, --max-sessions {}): try again in \
-                     {RETRY_AFTER_SECS} s, or end a session (DELETE /mcp)",
-                    gate.max
-                )
-            }
-        });
-        let mut response = (StatusCode::SERVICE_UNAVAILABLE, axum::Json(body)).into_response();
-        response
-            .headers_mut()
-            .insert(header::RETRY_AFTER, HeaderValue::from(RETRY_AFTER_SECS));
-        return response;
+        return refuse_session(
+            id,
+            format!(
+                "too many open sessions ({open}, --max-sessions {}): try again in \
+                 {RETRY_AFTER_SECS} s, or end a session (DELETE /mcp)",
+                gate.max
+            ),
+        );
     }
     // rmcp has put the session in its table by the time the response head exists.
     let response = next.run(req).await;
@@ -113,6 +111,33 @@ pub async fn gate_sessions(
         gate.opened
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     }
+    response
+}
+
+/// `GET /metrics` (behind the token): the text exposition, with the sessions open now.
+pub async fn metrics(State(gate): State<Arc<SessionGate>>) -> Response {
+    let text = crate::metrics::global().render(gate.open().await);
+    (
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
+        )],
+        text,
+    )
+        .into_response()
+}
+
+/// 503 with `Retry-After` and a JSON-RPC error carrying the initialize's id.
+fn refuse_session(id: serde_json::Value, message: String) -> Response {
+    let body = serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": id,
+        "error": {"code": -32000, "message": message}
+    });
+    let mut response = (StatusCode::SERVICE_UNAVAILABLE, axum::Json(body)).into_response();
+    response
+        .headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from(RETRY_AFTER_SECS));
     response
 }
 

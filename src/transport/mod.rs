@@ -1,10 +1,12 @@
 //! The two ways agents reach Boris: stdio (spawned as a child) and streamable HTTP.
 
+pub mod drain;
 pub mod framing;
 pub mod http;
 mod http_budget;
 mod http_conn;
 mod http_headers;
+mod http_ready;
 mod http_sessions;
 pub mod stdio;
 mod stdio_fd;

@@ -1,0 +1,144 @@
+//! Prometheus metrics (issue 31 §3), written by hand in the text exposition format
+//! (0.0.4): calls by tool and outcome, a latency histogram per tool, live sessions.
+//! Fed by [`crate::call_log`]; served at `GET /metrics` behind the token.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::sync::{Mutex, OnceLock};
+use std::time::Duration;
+
+/// Upper bounds of the latency buckets, in seconds: a view takes milliseconds, a build
+/// minutes.
+const BOUNDS: [f64; 14] = [
+    0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0, 30.0, 120.0, 600.0,
+];
+
+#[derive(Default)]
+struct Histogram {
+    /// Per bucket (not cumulative), then the count past the last bound.
+    buckets: [u64; BOUNDS.len() + 1],
+    sum: f64,
+}
+
+#[derive(Default)]
+pub struct Metrics {
+    /// Calls by (tool, outcome).
+    calls: Mutex<BTreeMap<(String, String), u64>>,
+    latency: Mutex<BTreeMap<String, Histogram>>,
+}
+
+/// The process's metrics.
+pub fn global() -> &'static Metrics {
+    static METRICS: OnceLock<Metrics> = OnceLock::new();
+    METRICS.get_or_init(Metrics::default)
+}
+
+/// A label value as the text format quotes it.
+fn escape(value: &str) -> String {
+    value
+        .replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n")
+}
+
+impl Metrics {
+    /// One call ended. `tool` must be a registered tool's name (client text would let a
+    /// client grow the label set without bound).
+    pub fn record(&self, tool: &str, outcome: &str, took: Duration) {
+        if let Ok(mut calls) = self.calls.lock() {
+            *calls
+                .entry((tool.to_string(), outcome.to_string()))
+                .or_default() += 1;
+        }
+        if let Ok(mut latency) = self.latency.lock() {
+            let secs = took.as_secs_f64();
+            let h = latency.entry(tool.to_string()).or_default();
+            let at = BOUNDS
+                .iter()
+                .position(|b| secs <= *b)
+                .unwrap_or(BOUNDS.len());
+            h.buckets[at] += 1;
+            h.sum += secs;
+        }
+    }
+
+    /// The exposition text.
+    pub fn render(&self, live_sessions: usize) -> String {
+        let mut out = String::new();
+        out.push_str("# HELP boris_tool_calls_total Tool calls ended, by tool and outcome.\n");
+        out.push_str("# TYPE boris_tool_calls_total counter\n");
+        if let Ok(calls) = self.calls.lock() {
+            for ((tool, outcome), n) in calls.iter() {
+                let _ = writeln!(
+                    out,
+                    "boris_tool_calls_total{{tool=\"{}\",outcome=\"{}\"}} {n}",
+                    escape(tool),
+                    escape(outcome)
+                );
+            }
+        }
+        out.push_str("# HELP boris_tool_call_duration_seconds How long tool calls took.\n");
+        out.push_str("# TYPE boris_tool_call_duration_seconds histogram\n");
+        if let Ok(latency) = self.latency.lock() {
+            for (tool, h) in latency.iter() {
+                let tool = escape(tool);
+                let mut cumulative = 0;
+                for (bound, n) in BOUNDS.iter().zip(h.buckets) {
+                    cumulative += n;
+                    let _ = writeln!(
+                        out,
+                        "boris_tool_call_duration_seconds_bucket{{tool=\"{tool}\",le=\"{bound}\"}} {cumulative}"
+                    );
+                }
+                let count = cumulative + h.buckets[BOUNDS.len()];
+                let _ = writeln!(
+                    out,
+                    "boris_tool_call_duration_seconds_bucket{{tool=\"{tool}\",le=\"+Inf\"}} {count}"
+                );
+                let _ = writeln!(
+                    out,
+                    "boris_tool_call_duration_seconds_sum{{tool=\"{tool}\"}} {}",
+                    h.sum
+                );
+                let _ = writeln!(
+                    out,
+                    "boris_tool_call_duration_seconds_count{{tool=\"{tool}\"}} {count}"
+                );
+            }
+        }
+        out.push_str("# HELP boris_sessions Open MCP sessions over HTTP.\n");
+        out.push_str("# TYPE boris_sessions gauge\n");
+        let _ = writeln!(out, "boris_sessions {live_sessions}");
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_and_buckets() {
+        let m = Metrics::default();
+        m.record("view", "ok", Duration::from_millis(3));
+        m.record("view", "ok", Duration::from_secs(700));
+        m.record("bash", "error", Duration::from_millis(20));
+        let text = m.render(2);
+        assert!(text.contains("boris_tool_calls_total{tool=\"view\",outcome=\"ok\"} 2\n"));
+        assert!(text.contains("boris_tool_calls_total{tool=\"bash\",outcome=\"error\"} 1\n"));
+        assert!(
+            text.contains(
+                "boris_tool_call_duration_seconds_bucket{tool=\"view\",le=\"0.005\"} 1\n"
+            )
+        );
+        assert!(
+            text.contains("boris_tool_call_duration_seconds_bucket{tool=\"view\",le=\"600\"} 1\n")
+        );
+        assert!(
+            text.contains("boris_tool_call_duration_seconds_bucket{tool=\"view\",le=\"+Inf\"} 2\n")
+        );
+        assert!(text.contains("boris_tool_call_duration_seconds_count{tool=\"view\"} 2\n"));
+        assert!(text.contains("boris_sessions 2\n"));
+        assert_eq!(escape("a\"b\\c\nd"), "a\\\"b\\\\c\\nd");
+    }
+}
