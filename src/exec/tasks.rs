@@ -25,6 +25,43 @@ pub enum Kind {
     Terminal,
 }
 
+/// When Boris terminates a task, and the reason its output then gives.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Deadline {
+    pub after: Duration,
+    pub reason: String,
+}
+
+impl Deadline {
+    /// The server's `--background-task-timeout`, if set.
+    pub fn server(timeout: Option<Duration>) -> Option<Deadline> {
+        timeout.map(|after| Deadline {
+            after,
+            reason: format!(
+                "terminated after the background task timeout ({}s)",
+                after.as_secs()
+            ),
+        })
+    }
+
+    /// The timeout the call asked for (`timeout_ms`), `left` of it still to run.
+    pub fn call(timeout_ms: u64, left: Duration) -> Deadline {
+        Deadline {
+            after: left,
+            reason: format!("terminated after the call's timeout ({timeout_ms}ms)"),
+        }
+    }
+
+    /// Whichever of the two comes first (issue 29 §5: a deadline the call asked for is
+    /// kept, and so is the server's).
+    pub fn earliest(a: Option<Deadline>, b: Option<Deadline>) -> Option<Deadline> {
+        match (a, b) {
+            (Some(a), Some(b)) => Some(if b.after < a.after { b } else { a }),
+            (a, b) => a.or(b),
+        }
+    }
+}
+
 /// One background process.
 pub struct Task {
     /// `task_N`, `term_N` (boris profile) or the pid (pipe profile).
@@ -125,16 +162,16 @@ impl Tasks {
         format!("term_{}", t.next_terminal)
     }
 
-    /// Registers a started command and watches it until it ends: on exit, on
-    /// `timeout` (terminated), or on [`Task::stop`].
+    /// Registers a started command and watches it until it ends: on exit, at its
+    /// `deadline` (terminated, the deadline's reason kept), or on [`Task::stop`].
     pub fn adopt(
         &self,
         id: String,
         command: String,
         running: Running,
-        timeout: Option<Duration>,
+        deadline: Option<Deadline>,
     ) -> Arc<Task> {
-        self.adopt_kind(Kind::Command, id, command, running, timeout)
+        self.adopt_kind(Kind::Command, id, command, running, deadline)
     }
 
     /// [`Tasks::adopt`] for a task of any kind.
@@ -144,7 +181,7 @@ impl Tasks {
         id: String,
         command: String,
         running: Running,
-        timeout: Option<Duration>,
+        deadline: Option<Deadline>,
     ) -> Arc<Task> {
         let (done_tx, done_rx) = watch::channel(false);
         let task = Arc::new(Task {
@@ -160,18 +197,18 @@ impl Tasks {
         self.table().tasks.insert(id, task.clone());
         let watched = task.clone();
         tokio::spawn(async move {
-            let deadline = async {
-                match timeout {
+            let after = deadline.as_ref().map(|d| d.after);
+            let expiry = async {
+                match after {
                     Some(t) => tokio::time::sleep(t).await,
                     None => std::future::pending().await,
                 }
             };
             tokio::select! {
                 _ = watched.running.wait() => {}
-                _ = deadline => {
-                    let secs = timeout.map(|t| t.as_secs()).unwrap_or(0);
+                _ = expiry => {
                     *watched.stopped.lock().unwrap_or_else(|p| p.into_inner()) =
-                        Some(format!("terminated after the background task timeout ({secs}s)"));
+                        deadline.map(|d| d.reason);
                     watched.running.terminate(TERM_GRACE).await;
                 }
                 _ = watched.stop.notified() => {
@@ -214,5 +251,27 @@ impl Drop for Tasks {
                 task.running.signal_group(Signal::SIGKILL);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_earliest_deadline_wins_with_its_reason() {
+        let server = Deadline::server(Some(Duration::from_secs(1)));
+        let call = Some(Deadline::call(60_000, Duration::from_secs(60)));
+        let first = Deadline::earliest(call.clone(), server.clone()).unwrap();
+        assert_eq!(
+            first.reason,
+            "terminated after the background task timeout (1s)"
+        );
+        let short = Some(Deadline::call(500, Duration::from_millis(500)));
+        let first = Deadline::earliest(short, server.clone()).unwrap();
+        assert_eq!(first.reason, "terminated after the call's timeout (500ms)");
+        assert_eq!(Deadline::earliest(None, server.clone()), server);
+        assert_eq!(Deadline::earliest(call.clone(), None), call);
+        assert_eq!(Deadline::earliest(None, Deadline::server(None)), None);
     }
 }

@@ -168,7 +168,8 @@ pub fn check_response(expect: &Expect, response: &Value, tool_call: bool) -> Vec
     let wants_text = expect.text.is_some()
         || !expect.contains.is_empty()
         || !expect.not_contains.is_empty()
-        || !expect.regex.is_empty();
+        || !expect.regex.is_empty()
+        || !expect.not_regex.is_empty();
     if wants_text {
         let (what, subject) = if tool_call && error.is_none() {
             match &text_content {
@@ -219,6 +220,20 @@ pub fn check_response(expect: &Expect, response: &Value, tool_call: bool) -> Vec
                     if !re.is_match(&subject) {
                         fails.push(format!(
                             "expected {what} to match /{r}/, got {}",
+                            quote(&subject)
+                        ));
+                    }
+                }
+            }
+        }
+        for r in expect.not_regex.iter() {
+            match regex::Regex::new(r) {
+                Err(e) => fails.push(format!("invalid regex /{r}/: {e}")),
+                Ok(re) => {
+                    if let Some(m) = re.find(&subject) {
+                        fails.push(format!(
+                            "expected {what} not to match /{r}/ (it matched {}), got {}",
+                            quote(m.as_str()),
                             quote(&subject)
                         ));
                     }
@@ -457,6 +472,20 @@ mod tests {
         assert!(f[3].contains("not to contain \"world\""), "{}", f[3]);
         assert!(f[4].contains("/^world/"), "{}", f[4]);
         assert!(f[5].contains("content types"), "{}", f[5]);
+    }
+
+    #[test]
+    fn not_regex_fails_on_a_match_and_names_it() {
+        let r = ok_text("Command finished\nexit code 0", false);
+        let e = Expect {
+            not_regex: strings(&["(?i)exit[ _]?code\\W{0,3}0\\b"]),
+            ..Default::default()
+        };
+        let f = check_response(&e, &r, true);
+        assert_eq!(f.len(), 1, "{f:#?}");
+        assert!(f[0].contains("(it matched \"exit code 0\")"), "{}", f[0]);
+        let honest = ok_text("timed out: killed (exit code 143)", false);
+        assert!(check_response(&e, &honest, true).is_empty());
     }
 
     #[test]

@@ -21,6 +21,7 @@ pub enum Capability {
     RunBackground,
     TaskOutput,
     TaskStop,
+    Concurrency,
     Search,
     SearchFiles,
     SearchCount,
@@ -35,7 +36,7 @@ use Capability::*;
 
 /// Every capability, in the documented order (reports list them so), with its name in
 /// cases and adapters and the values it takes.
-const TABLE: [(Capability, &str, &str); 21] = [
+const TABLE: [(Capability, &str, &str); 22] = [
     (ReadFile, "read_file", "path — read a whole text file"),
     (
         ReadRange,
@@ -92,6 +93,13 @@ const TABLE: [(Capability, &str, &str); 21] = [
         TaskStop,
         "task_stop",
         "task (n) — kill a background command, return its output",
+    ),
+    // Scored apart (issue 29 §5): a server that is serial by design says so in its
+    // adapter instead of failing every case that holds a call in flight.
+    (
+        Concurrency,
+        "concurrency",
+        "command, timeout? — run a shell command (as `run`) that stays in flight while the session's next calls are answered",
     ),
     (
         Search,

@@ -9,7 +9,7 @@ use super::shell::{
 };
 use super::{Call, Ctx, define, runs_commands, text_result};
 use crate::error::{ErrorCode, ToolError, ToolResult};
-use crate::exec::{self, Limits, Running, TERM_GRACE};
+use crate::exec::{self, Limits, Running, TERM_GRACE, tasks::Deadline};
 use crate::text::{sentinel, truncate};
 use crate::tool_name::ToolName;
 use rmcp::model::{CallToolResult, Tool};
@@ -78,7 +78,17 @@ pub async fn run(ctx: &Ctx, args: BashArgs, call: &Call) -> ToolResult<CallToolR
     }
     let (cwd, moved) = usable_cwd(ctx);
     if args.run_in_background.unwrap_or(false) {
-        return start_background(ctx, &args.command, &cwd, moved.as_deref());
+        // A timeout the call gives holds in the background too (issue 29 §5): the
+        // task is killed at it, or at the server's background-task timeout if sooner.
+        let asked = args
+            .timeout
+            .map(|t| effective_timeout_ms(ctx, Some(t)))
+            .map(|ms| Deadline::call(ms, Duration::from_millis(ms)));
+        let deadline = Deadline::earliest(
+            asked,
+            Deadline::server(ctx.shared.config.background_task_timeout),
+        );
+        return start_background(ctx, &args.command, &cwd, moved.as_deref(), deadline);
     }
     let timeout_ms = effective_timeout_ms(ctx, args.timeout);
     let timeout = Duration::from_millis(timeout_ms);
@@ -174,9 +184,12 @@ fn hand_off_to_task(
     let id = ctx.ws.tasks.next_id();
     tracing::info!(task = %id, pid = running.pid, "foreground command handed off to the background");
     let left = timeout.saturating_sub(elapsed);
-    ctx.ws
-        .tasks
-        .adopt(id.clone(), command.to_string(), running, Some(left));
+    ctx.ws.tasks.adopt(
+        id.clone(),
+        command.to_string(),
+        running,
+        Some(Deadline::call(timeout.as_millis() as u64, left)),
+    );
     let mut text = moved.unwrap_or_default();
     let config = &ctx.shared.config;
     text.push_str(&format!(
@@ -247,6 +260,7 @@ fn start_background(
     command: &str,
     cwd: &Path,
     moved: Option<&str>,
+    deadline: Option<Deadline>,
 ) -> ToolResult<CallToolResult> {
     ctx.ws.tasks.check_room().map_err(|_| {
         ToolError::new(
@@ -272,12 +286,9 @@ fn start_background(
     };
     let id = ctx.ws.tasks.next_id();
     tracing::info!(task = %id, pid = running.pid, "background task started");
-    ctx.ws.tasks.adopt(
-        id.clone(),
-        command.to_string(),
-        running,
-        config.background_task_timeout,
-    );
+    ctx.ws
+        .tasks
+        .adopt(id.clone(), command.to_string(), running, deadline);
     let files = if files.is_empty() {
         String::new()
     } else {

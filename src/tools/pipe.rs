@@ -213,7 +213,7 @@ fn background(
         pid.to_string(),
         command.to_string(),
         running,
-        ctx.shared.config.background_task_timeout,
+        exec::tasks::Deadline::server(ctx.shared.config.background_task_timeout),
     );
     *task.reported.lock().unwrap_or_else(|p| p.into_inner()) = offsets;
     Ok(result(text, false))

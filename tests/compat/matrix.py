@@ -18,6 +18,8 @@ TITLES = {
 OTHER = "(other: protocol, the tool contracts, Boris's own tools)"
 # The escape suite (issue 18 §4): every case under spec/sandbox/ also counts here.
 CONFINED = "shell confined to its scope (spec/sandbox/)"
+# The outcome-honesty pack (issue 29 §5): every case under spec/outcome/ also counts here.
+HONEST = "run outcome honesty (spec/outcome/)"
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
@@ -58,11 +60,13 @@ def table(results, names):
                 rows.setdefault(cap, {}).setdefault(n, [0, 0, 0])[col] += 1
             if c["path"].lstrip("./").startswith(("sandbox/", "spec/sandbox/")):
                 rows.setdefault(CONFINED, {}).setdefault(n, [0, 0, 0])[col] += 1
+            if c["path"].lstrip("./").startswith(("outcome/", "spec/outcome/")):
+                rows.setdefault(HONEST, {}).setdefault(n, [0, 0, 0])[col] += 1
     # The capabilities in the order boris-spec documents them (its JSON says).
     caps = next(iter(results.values()))["capabilities"]
     out = ["| capability | " + " | ".join(title(n) for n in names) + " |",
            "|---|" + "---|" * len(names)]
-    for cap in caps + [CONFINED, OTHER]:
+    for cap in caps + [CONFINED, HONEST, OTHER]:
         if cap in rows:
             out.append(f"| {cap} | " + " | ".join(cell(rows[cap].get(n, [0, 0, 0])) for n in names) + " |")
     out.append("")

@@ -25,6 +25,9 @@ pub struct Expect {
     pub not_contains: Strings,
     #[serde(default)]
     pub regex: Strings,
+    /// Regexes the text must not match (an honest outcome never reads `exit code 0`).
+    #[serde(default)]
+    pub not_regex: Strings,
     /// The `type` of each content block, in order.
     pub content_types: Option<Vec<String>>,
     /// The response is a JSON-RPC error with this code.
@@ -138,6 +141,7 @@ impl Expect {
             (!self.contains.is_empty(), "contains"),
             (!self.not_contains.is_empty(), "not_contains"),
             (!self.regex.is_empty(), "regex"),
+            (!self.not_regex.is_empty(), "not_regex"),
             (self.content_types.is_some(), "content_types"),
             (self.jsonrpc_error.is_some(), "jsonrpc_error"),
             (self.match_.is_some(), "match"),
@@ -185,6 +189,7 @@ impl Expect {
             contains: join(&self.contains, &more.contains),
             not_contains: join(&self.not_contains, &more.not_contains),
             regex: join(&self.regex, &more.regex),
+            not_regex: join(&self.not_regex, &more.not_regex),
             content_types: more
                 .content_types
                 .clone()

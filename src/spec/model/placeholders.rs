@@ -101,6 +101,7 @@ impl Step {
             e.contains = p.expand_strings(&e.contains);
             e.not_contains = p.expand_strings(&e.not_contains);
             e.regex = Strings(e.regex.iter().map(|r| p.expand_regex(r)).collect());
+            e.not_regex = Strings(e.not_regex.iter().map(|r| p.expand_regex(r)).collect());
             e.match_ = e.match_.as_ref().map(|v| p.expand_value(v));
             e.notifications = e.notifications.iter().map(|v| p.expand_value(v)).collect();
             for v in e.headers.values_mut() {
