@@ -185,6 +185,9 @@ pub fn open_at(dir: BorrowedFd<'_>, rel: &Path, flags: OFlag, mode: Mode) -> Res
         match nix::fcntl::openat2(dir, rel, how) {
             Ok(fd) => return Ok(fd),
             Err(Errno::ENOSYS) => NO_OPENAT2.store(true, Ordering::Relaxed),
+            // Older container runtimes' seccomp filters refuse openat2 with EPERM: the
+            // walk decides (an EPERM of the file itself comes back from it too).
+            Err(Errno::EPERM) => {}
             Err(Errno::ELOOP | Errno::EXDEV) => return Err(Error::Raced),
             Err(e) => return Err(e.into()),
         }
