@@ -4,8 +4,9 @@ in it (flipping a token back and forth), per call.
 
 Both servers run at once over stdio, each in its own copy of the files; every iteration
 calls one then the other (the order alternating), so load on a shared machine hits both
-alike. Prints each binary's median and mean, the ratio of the medians and the median of
-the pair-by-pair ratios (after / before). Environment variables pass through, so e.g.
+alike. Prints each binary's median and mean wall time, the server's CPU time per call
+(its threads' schedstat: far less sensitive to a busy machine than wall time), and the
+ratios after / before: of the medians, the pair-by-pair median, and of the CPU times. Environment variables pass through, so e.g.
 `BORIS_DENY_DIRS=.env,secrets` measures both with a deny list.
 
     python3 bench/before_after.py --before OLD/boris --after target/release/boris \
@@ -60,6 +61,17 @@ class Server:
             raise SystemExit(f"{tool} failed: {resp}")
         return elapsed
 
+    def cpu_ns(self) -> int:
+        """CPU time the server's threads have run, in ns (/proc/PID/task/*/schedstat):
+        what a call costs the server, whatever else the machine runs meanwhile."""
+        total = 0
+        for task in Path(f"/proc/{self.proc.pid}/task").iterdir():
+            try:
+                total += int((task / "schedstat").read_text().split()[0])
+            except (OSError, ValueError, IndexError):
+                pass
+        return total
+
     def close(self) -> None:
         assert self.proc.stdin
         self.proc.stdin.close()
@@ -84,10 +96,14 @@ def main() -> None:
         (d / "edit.txt").write_text(text[:4000] + TOKEN_A + "\n")
         servers[name] = Server(getattr(args, name), d.resolve())
     times: dict[tuple[str, str], list[int]] = {}
+    cpu: dict[tuple[str, str], int] = {}
     token = {name: TOKEN_A for name in servers}
-    for i in range(args.warmup + args.calls):
-        order = ("before", "after") if i % 2 == 0 else ("after", "before")
-        for op in ("view", "str_replace"):
+    for op in ("view", "str_replace"):
+        for i in range(args.warmup + args.calls):
+            if i == args.warmup:
+                for name in servers:
+                    cpu[(name, op)] = -servers[name].cpu_ns()
+            order = ("before", "after") if i % 2 == 0 else ("after", "before")
             for name in order:
                 d = root / name
                 if op == "view":
@@ -99,18 +115,21 @@ def main() -> None:
                     token[name] = new
                 if i >= args.warmup:
                     times.setdefault((name, op), []).append(ns)
+        for name in servers:
+            cpu[(name, op)] += servers[name].cpu_ns()
     for s in servers.values():
         s.close()
     print(f"{args.calls} calls of each, interleaved; files in {args.tmp or tempfile.gettempdir()}; "
           f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    print("| call | before median / mean (ms) | after median / mean (ms) | after / before: medians, pairs' median |")
+    print("| call | before: median / mean wall, server CPU per call (ms) | after: the same | after / before: wall medians, pairs' median; server CPU |")
     print("| --- | ---: | ---: | ---: |")
     for op in ("view", "str_replace"):
         b, a = times[("before", op)], times[("after", op)]
         pairs = statistics.median(x / y for x, y in zip(a, b))
         bm, am = statistics.median(b) / 1e6, statistics.median(a) / 1e6
-        print(f"| {op} 4 KB | {bm:.3f} / {statistics.fmean(b) / 1e6:.3f} | {am:.3f} / "
-              f"{statistics.fmean(a) / 1e6:.3f} | {am / bm:.3f}×, {pairs:.3f}× |")
+        bc, ac = (cpu[(n, op)] / args.calls / 1e6 for n in ("before", "after"))
+        print(f"| {op} 4 KB | {bm:.3f} / {statistics.fmean(b) / 1e6:.3f}, {bc:.4f} | {am:.3f} / "
+              f"{statistics.fmean(a) / 1e6:.3f}, {ac:.4f} | {am / bm:.3f}×, {pairs:.3f}×; {ac / bc:.3f}× |")
 
 
 if __name__ == "__main__":
