@@ -286,7 +286,9 @@ pub fn parent(real: &Path) -> Result<Parent> {
         )));
     };
     let fd = open(dir, OFlag::O_PATH | OFlag::O_DIRECTORY, Mode::empty())?;
+    // Beneath its root the directory is; only the deny list needs its current name.
     if let Some(policy) = POLICY.get()
+        && !policy.scope.deny_patterns().is_empty()
         && let Some(now) = current_path(fd.as_fd())
     {
         policy.check_name(&now.join(name))?;
@@ -382,11 +384,21 @@ pub fn is_private(path: &Path, walk_root: &Path) -> bool {
     })
 }
 
+/// `/proc/self/fd`, opened once: each name check is then one `readlinkat` of a number
+/// in it, not a walk of `/proc/self/fd/N` from the root.
+static PROC_FDS: LazyLock<Option<OwnedFd>> =
+    LazyLock::new(|| open_dir_by_name(Path::new("/proc/self/fd")).ok());
+
 /// The path the kernel now knows an open descriptor by (`None` when unknown).
 pub fn current_path(fd: BorrowedFd<'_>) -> Option<PathBuf> {
-    std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd()))
-        .ok()
-        .filter(|p| p.is_absolute())
+    let name = fd.as_raw_fd().to_string();
+    let target = match PROC_FDS.as_ref() {
+        Some(dir) => nix::fcntl::readlinkat(dir, name.as_str()).ok()?,
+        None => std::fs::read_link(format!("/proc/self/fd/{name}"))
+            .ok()?
+            .into(),
+    };
+    Some(PathBuf::from(target)).filter(|p| p.is_absolute())
 }
 
 /// Checks an opened file by what it is now, not by the name it was asked by.
