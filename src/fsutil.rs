@@ -42,10 +42,31 @@ pub fn describe_special(meta: &Metadata) -> Option<&'static str> {
 }
 
 /// Metadata of an existing regular file, or the error a tool reports.
+/// Opened beneath its allowed root and checked by identity (`beneath`).
 pub fn regular_file_meta(real: &Path, shown: &Path) -> ToolResult<Metadata> {
-    let meta = fs::metadata(real).map_err(|e| ToolError::io(shown, "read", &e))?;
+    let meta = crate::beneath::metadata(real).map_err(|e| e.into_tool(shown, "read"))?;
     ensure_regular(&meta, shown)?;
     Ok(meta)
+}
+
+/// An existing regular file opened for reading beneath its allowed root and checked by
+/// identity (`beneath`), with its metadata: one open for what is then read.
+pub fn open_regular(real: &Path, shown: &Path) -> ToolResult<(File, Metadata)> {
+    let (file, meta) = crate::beneath::open_read(real).map_err(|e| e.into_tool(shown, "read"))?;
+    ensure_regular(&meta, shown)?;
+    Ok((file, meta))
+}
+
+/// Reads what is left of `file` (opened by [`open_regular`]).
+pub fn read_open(file: File, shown: &Path, expected_size: u64) -> ToolResult<Vec<u8>> {
+    let mut bytes = Vec::with_capacity(expected_size as usize);
+    // Through `Take`: `File::read_to_end` would stat the file and seek to learn a size the
+    // caller already knows (two system calls of a small edit's dozen); a file that grew
+    // since is still read to its end.
+    file.take(u64::MAX)
+        .read_to_end(&mut bytes)
+        .map_err(|e| ToolError::io(shown, "read", &e))?;
+    Ok(bytes)
 }
 
 /// Refuses a directory or a special file, from metadata already at hand.
@@ -82,15 +103,8 @@ pub fn check_size(size: u64, limit: u64, shown: &Path, what: &str, fix: &str) ->
 
 /// Reads a whole regular file that is known to be within the size limit.
 pub fn read_file(real: &Path, shown: &Path, expected_size: u64) -> ToolResult<Vec<u8>> {
-    let file = File::open(real).map_err(|e| ToolError::io(shown, "read", &e))?;
-    let mut bytes = Vec::with_capacity(expected_size as usize);
-    // Through `Take`: `File::read_to_end` would stat the file and seek to learn a size the
-    // caller already knows (two system calls of a small edit's dozen); a file that grew
-    // since is still read to its end.
-    file.take(u64::MAX)
-        .read_to_end(&mut bytes)
-        .map_err(|e| ToolError::io(shown, "read", &e))?;
-    Ok(bytes)
+    let (file, _) = open_regular(real, shown)?;
+    read_open(file, shown, expected_size)
 }
 
 /// The process id, asked once: it names every temporary file.
@@ -114,82 +128,131 @@ static UMASK: LazyLock<Option<u32>> = LazyLock::new(|| {
 /// old, complete file (the new one was synced before the rename, so it is never seen
 /// half-written). It cost a third of a small edit, which agents make by the hundred.
 pub fn atomic_write(real: &Path, shown: &Path, bytes: &[u8]) -> ToolResult<()> {
-    atomic_write_over(real, shown, bytes, fs::metadata(real).ok().as_ref())
+    let existing = match crate::beneath::metadata(real) {
+        Ok(meta) => Some(meta),
+        Err(e) if e.is_not_found() => None,
+        Err(e) => return Err(e.into_tool(shown, "write")),
+    };
+    atomic_write_over(real, shown, bytes, existing.as_ref())
 }
 
 /// [`atomic_write`] with the target's metadata already at hand (`None`: a new file), so
 /// an edit that has just read the file does not stat it again.
+///
+/// The parent directory is opened beneath its allowed root (`beneath`), and the
+/// temporary file is created, and renamed over the target, inside that descriptor: a
+/// directory swapped along the path after the check cannot carry the write elsewhere.
 pub fn atomic_write_over(
     real: &Path,
     shown: &Path,
     bytes: &[u8],
     existing: Option<&Metadata>,
 ) -> ToolResult<()> {
-    let dir = real.parent().ok_or_else(|| {
-        ToolError::invalid(format!("{} has no parent directory", shown.display()))
-    })?;
+    let parent = crate::beneath::parent(real).map_err(|e| e.into_tool(shown, "write"))?;
     let mode = existing
         .map(|m| m.permissions().mode() & 0o7777)
         .unwrap_or(NEW_FILE_MODE);
+    let (tmp_name, mut tmp) = create_temp_at(&parent, mode)
+        .map_err(|e| ToolError::io(shown, "create a temporary file next to", &e))?;
+    let unlink_tmp = || {
+        let _ = nix::unistd::unlinkat(
+            &parent.dir,
+            tmp_name.as_str(),
+            nix::unistd::UnlinkatFlags::NoRemoveDir,
+        );
+    };
+    let written = fill(&mut tmp, bytes, mode, existing);
+    if let Err(e) = written {
+        unlink_tmp();
+        return Err(ToolError::io(shown, "write", &e));
+    }
+    drop(tmp);
+    if let Err(e) = nix::fcntl::renameat(
+        &parent.dir,
+        tmp_name.as_str(),
+        &parent.dir,
+        parent.name.as_os_str(),
+    ) {
+        unlink_tmp();
+        return Err(ToolError::io(shown, "replace", &e.into()));
+    }
+    // After the write succeeded, and best effort: it never fails the edit.
+    if let Some(dir) = real.parent() {
+        sweep_stale_temp_files(dir, &parent.dir);
+    }
+    Ok(())
+}
+
+/// Creates `.boris-tmp-<pid>-<random>` inside `parent`'s directory descriptor, with the
+/// final mode where the umask allows.
+fn create_temp_at(parent: &crate::beneath::Parent, mode: u32) -> std::io::Result<(String, File)> {
+    use nix::fcntl::OFlag;
+    let flags =
+        OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_EXCL | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
+    let perm = nix::sys::stat::Mode::from_bits_truncate(mode & 0o777);
+    let mut tries = 0;
+    loop {
+        let name = format!(
+            "{TEMP_PREFIX}{}-{}",
+            *PID,
+            crate::text::sentinel::new_nonce()
+        );
+        match nix::fcntl::openat(&parent.dir, name.as_str(), flags, perm) {
+            Ok(fd) => return Ok((name, File::from(fd))),
+            Err(nix::errno::Errno::EEXIST) if tries < 8 => tries += 1,
+            Err(e) => return Err(e.into()),
+        }
+    }
+}
+
+/// Writes, sets mode and owner, syncs: the temporary file of an atomic write.
+fn fill(
+    file: &mut File,
+    bytes: &[u8],
+    mode: u32,
+    existing: Option<&Metadata>,
+) -> std::io::Result<()> {
+    file.write_all(bytes)?;
     // The temporary file is created with the final mode; only what the umask takes
     // away (or special bits, which open(2) may drop) needs a chmod afterwards.
     let created_right = UMASK.is_some_and(|mask| mode & !0o777 == 0 && mode & mask == 0);
-    let mut tmp = tempfile::Builder::new()
-        .prefix(&format!("{TEMP_PREFIX}{}-", *PID))
-        .permissions(fs::Permissions::from_mode(mode))
-        .tempfile_in(dir)
-        .map_err(|e| ToolError::io(shown, "create a temporary file next to", &e))?;
-    let write_err = |e: std::io::Error| ToolError::io(shown, "write", &e);
-    tmp.as_file_mut().write_all(bytes).map_err(write_err)?;
     if !created_right {
-        tmp.as_file()
-            .set_permissions(fs::Permissions::from_mode(mode))
-            .map_err(write_err)?;
+        file.set_permissions(fs::Permissions::from_mode(mode))?;
     }
     if let Some(meta) = existing {
         // Only root (or the owner, for the group) may change ownership; failing to is
         // not a reason to refuse the edit.
-        let _ = std::os::unix::fs::fchown(tmp.as_file(), Some(meta.uid()), Some(meta.gid()));
+        let _ = std::os::unix::fs::fchown(&*file, Some(meta.uid()), Some(meta.gid()));
     }
-    tmp.as_file().sync_all().map_err(write_err)?;
-    tmp.persist(real)
-        .map_err(|e| ToolError::io(shown, "replace", &e.error))?;
-    // After the write succeeded, and best effort: it never fails the edit.
-    sweep_stale_temp_files(dir);
-    Ok(())
+    file.sync_all()
 }
 
 /// Writes `bytes` to a new file at `path` (it must not exist) and syncs it: a staged
 /// file of a multi-file write (`journal`), renamed over its target later. It gets the
 /// mode (and, where the process may set it, the owner) of `existing`, else
-/// [`NEW_FILE_MODE`], as [`atomic_write`]'s temporary files do.
+/// [`NEW_FILE_MODE`], as [`atomic_write`]'s temporary files do. Created inside its
+/// parent opened beneath the allowed root (`beneath`).
 pub fn write_synced(
     path: &Path,
     shown: &Path,
     bytes: &[u8],
     existing: Option<&Metadata>,
 ) -> ToolResult<()> {
-    use std::os::unix::fs::OpenOptionsExt;
+    use nix::fcntl::OFlag;
     let mode = existing
         .map(|m| m.permissions().mode() & 0o7777)
         .unwrap_or(NEW_FILE_MODE);
-    let write_err = |e: std::io::Error| ToolError::io(shown, "write", &e);
-    let mut file = File::options()
-        .write(true)
-        .create_new(true)
-        .mode(mode & 0o777)
-        .open(path)
-        .map_err(|e| ToolError::io(shown, "create a temporary file next to", &e))?;
-    file.write_all(bytes).map_err(write_err)?;
-    let created_right = UMASK.is_some_and(|mask| mode & !0o777 == 0 && mode & mask == 0);
-    if !created_right {
-        file.set_permissions(fs::Permissions::from_mode(mode))
-            .map_err(write_err)?;
-    }
-    if let Some(meta) = existing {
-        let _ = std::os::unix::fs::fchown(&file, Some(meta.uid()), Some(meta.gid()));
-    }
-    file.sync_all().map_err(write_err)
+    let parent = crate::beneath::parent(path)
+        .map_err(|e| e.into_tool(shown, "create a temporary file next to"))?;
+    let fd = nix::fcntl::openat(
+        &parent.dir,
+        parent.name.as_os_str(),
+        OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_EXCL | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
+        nix::sys::stat::Mode::from_bits_truncate(mode & 0o777),
+    )
+    .map_err(|e| ToolError::io(shown, "create a temporary file next to", &e.into()))?;
+    let mut file = File::from(fd);
+    fill(&mut file, bytes, mode, existing).map_err(|e| ToolError::io(shown, "write", &e))
 }
 
 /// When each directory written to should next be swept for stale temporary files:
@@ -201,7 +264,7 @@ static TEMP_SWEEPS: LazyLock<Mutex<HashMap<PathBuf, Option<Instant>>>> =
 /// directory per edit would cost more than the edit): once per directory per process,
 /// plus again at most every [`STALE_TEMP_AGE`] while a dead writer's file is too young to
 /// remove. A killed server's leftovers go at the next server's first write there.
-fn sweep_stale_temp_files(dir: &Path) {
+fn sweep_stale_temp_files(dir: &Path, dir_fd: &std::os::fd::OwnedFd) {
     let now = Instant::now();
     let due = {
         let Ok(mut sweeps) = TEMP_SWEEPS.lock() else {
@@ -220,7 +283,7 @@ fn sweep_stale_temp_files(dir: &Path) {
     if !due {
         return;
     }
-    let again = remove_stale_temp_files(dir, STALE_TEMP_AGE);
+    let again = remove_stale_temp_files_at(dir_fd, STALE_TEMP_AGE);
     if let Ok(mut sweeps) = TEMP_SWEEPS.lock() {
         sweeps.insert(dir.to_path_buf(), again.then_some(now + STALE_TEMP_AGE));
     }
@@ -255,12 +318,30 @@ fn temp_file_pid(name: &str) -> Option<i32> {
 /// Returns whether a dead writer's file was left only because it is too young, i.e.
 /// whether a later sweep may have something to do.
 pub fn remove_stale_temp_files(dir: &Path, min_age: Duration) -> bool {
-    let Ok(entries) = fs::read_dir(dir) else {
+    use nix::fcntl::OFlag;
+    let Ok(fd) = crate::beneath::open(
+        dir,
+        OFlag::O_PATH | OFlag::O_DIRECTORY,
+        nix::sys::stat::Mode::empty(),
+    ) else {
+        return false;
+    };
+    remove_stale_temp_files_at(&fd, min_age)
+}
+
+/// [`remove_stale_temp_files`] in a directory already opened: listed, checked and
+/// unlinked through that descriptor, never by path.
+fn remove_stale_temp_files_at(dir: &std::os::fd::OwnedFd, min_age: Duration) -> bool {
+    use nix::fcntl::AtFlags;
+    use std::os::fd::AsRawFd;
+    // The listing through the descriptor's /proc link: the directory opened, wherever its
+    // name now points.
+    let Ok(listing) = fs::read_dir(format!("/proc/self/fd/{}", dir.as_raw_fd())) else {
         return false;
     };
     let mut too_young = false;
     let now = SystemTime::now();
-    for entry in entries.flatten() {
+    for entry in listing.flatten() {
         let name = entry.file_name();
         let Some(pid) = name.to_str().and_then(temp_file_pid) else {
             continue;
@@ -268,20 +349,21 @@ pub fn remove_stale_temp_files(dir: &Path, min_age: Duration) -> bool {
         if pid_is_alive(pid) {
             continue;
         }
-        // `DirEntry::metadata` does not follow symlinks.
-        let Ok(meta) = entry.metadata() else {
+        let Ok(st) = nix::sys::stat::fstatat(dir, name.as_os_str(), AtFlags::AT_SYMLINK_NOFOLLOW)
+        else {
             continue;
         };
-        if !meta.file_type().is_file() {
+        if st.st_mode & libc::S_IFMT != libc::S_IFREG {
             continue;
         }
-        let old_enough = meta
-            .modified()
-            .ok()
-            .and_then(|m| now.duration_since(m).ok())
-            .is_some_and(|age| age >= min_age);
+        let modified = SystemTime::UNIX_EPOCH + Duration::from_secs(st.st_mtime.max(0) as u64);
+        let old_enough = now.duration_since(modified).is_ok_and(|age| age >= min_age);
         if old_enough {
-            let _ = fs::remove_file(entry.path());
+            let _ = nix::unistd::unlinkat(
+                dir,
+                name.as_os_str(),
+                nix::unistd::UnlinkatFlags::NoRemoveDir,
+            );
         } else {
             too_young = true;
         }

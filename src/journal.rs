@@ -26,6 +26,7 @@
 //! in another pid namespace cannot still be staging them. A patch of one file skips all
 //! this: one atomic write or one removal is already all or nothing.
 
+use crate::beneath;
 use crate::error::{ErrorCode, ToolError, ToolResult};
 use crate::fsutil;
 use crate::text::lines::hash_bytes;
@@ -75,7 +76,7 @@ pub fn commit(changes: &[Change<'_>], home: &Path) -> ToolResult<()> {
             },
         ] => return fsutil::atomic_write_over(real, shown, bytes, *mode_of),
         [Change::Remove { real, shown, .. }] => {
-            return fs::remove_file(real).map_err(|e| ToolError::io(shown, "remove", &e));
+            return beneath::remove_file(real).map_err(|e| e.into_tool(shown, "remove"));
         }
         _ => {}
     }
@@ -83,7 +84,7 @@ pub fn commit(changes: &[Change<'_>], home: &Path) -> ToolResult<()> {
     let mut staged: Vec<PathBuf> = Vec::new();
     let drop_staged = |staged: &[PathBuf]| {
         for p in staged {
-            let _ = fs::remove_file(p);
+            let _ = beneath::remove_file(p);
         }
     };
     for (n, change) in changes.iter().enumerate() {
@@ -102,7 +103,7 @@ pub fn commit(changes: &[Change<'_>], home: &Path) -> ToolResult<()> {
         let dir = real.parent().unwrap_or(Path::new("/"));
         let path = dir.join(format!("{PREFIX}{tx}-{n}"));
         if let Err(e) = fsutil::write_synced(&path, shown, bytes, mode_of) {
-            let _ = fs::remove_file(&path);
+            let _ = beneath::remove_file(&path);
             drop_staged(&staged);
             return Err(e);
         }
@@ -116,23 +117,23 @@ pub fn commit(changes: &[Change<'_>], home: &Path) -> ToolResult<()> {
     let mut failed = Vec::new();
     for (change, from) in changes.iter().zip(&staged) {
         if let Change::Write { real, shown, .. } = change
-            && let Err(e) = fs::rename(from, real)
+            && let Err(e) = beneath::rename(from, real)
         {
-            let _ = fs::remove_file(from);
-            failed.push(ToolError::io(shown, "replace", &e));
+            let _ = beneath::remove_file(from);
+            failed.push(e.into_tool(shown, "replace"));
         }
     }
     for (change, marker) in changes.iter().zip(&staged) {
         if let Change::Remove { real, shown, .. } = change {
-            if let Err(e) = fs::remove_file(real)
-                && e.kind() != std::io::ErrorKind::NotFound
+            if let Err(e) = beneath::remove_file(real)
+                && !e.is_not_found()
             {
-                failed.push(ToolError::io(shown, "remove", &e));
+                failed.push(e.into_tool(shown, "remove"));
             }
-            let _ = fs::remove_file(marker);
+            let _ = beneath::remove_file(marker);
         }
     }
-    let _ = fs::remove_file(&journal);
+    let _ = beneath::remove_file(&journal);
     match failed.into_iter().next() {
         None => Ok(()),
         Some(first) => Err(ToolError::new(
@@ -170,18 +171,15 @@ fn write_journal(path: &Path, changes: &[Change<'_>], staged: &[PathBuf]) -> std
     }
     text.push_str("end\n");
     let tmp = path.with_extension("journal.tmp");
-    let written = (|| {
-        use std::io::Write;
-        let mut f = fs::File::options()
-            .write(true)
-            .create_new(true)
-            .open(&tmp)?;
-        f.write_all(text.as_bytes())?;
-        f.sync_all()?;
-        fs::rename(&tmp, path)
-    })();
+    // Inside the directory opened beneath its allowed root, as every write (`beneath`).
+    let written = fsutil::write_synced(&tmp, &tmp, text.as_bytes(), None)
+        .map_err(|e| std::io::Error::other(e.message))
+        .and_then(|()| {
+            beneath::rename(&tmp, path)
+                .map_err(|e| std::io::Error::other(e.into_tool(path, "rename").message))
+        });
     if written.is_err() {
-        let _ = fs::remove_file(&tmp);
+        let _ = beneath::remove_file(&tmp);
     }
     written
 }
@@ -234,10 +232,15 @@ fn read_journal(text: &str) -> Option<Vec<Op>> {
 
 /// What a file holds now: `None` if nothing is there.
 fn current_hash(path: &Path) -> std::io::Result<Option<u64>> {
-    match fs::read(path) {
-        Ok(bytes) => Ok(Some(hash_bytes(&bytes))),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(e),
+    use std::io::Read;
+    match beneath::open_read(path) {
+        Ok((mut file, _)) => {
+            let mut bytes = Vec::new();
+            file.read_to_end(&mut bytes)?;
+            Ok(Some(hash_bytes(&bytes)))
+        }
+        Err(e) if e.is_not_found() => Ok(None),
+        Err(e) => Err(std::io::Error::other(e.into_tool(path, "read").message)),
     }
 }
 
@@ -257,10 +260,10 @@ fn roll_forward(journal: &Path) {
                 continue; // renamed before the interruption
             }
             if current_hash(to).ok().as_ref() == Some(before) {
-                let _ = fs::rename(from, to);
+                let _ = beneath::rename(from, to);
             } else {
                 kept += 1;
-                let _ = fs::remove_file(from);
+                let _ = beneath::remove_file(from);
             }
         }
     }
@@ -272,12 +275,12 @@ fn roll_forward(journal: &Path) {
         } = op
         {
             if current_hash(target).ok().flatten() == Some(*before) {
-                let _ = fs::remove_file(target);
+                let _ = beneath::remove_file(target);
             }
-            let _ = fs::remove_file(marker);
+            let _ = beneath::remove_file(marker);
         }
     }
-    let _ = fs::remove_file(journal);
+    let _ = beneath::remove_file(journal);
     tracing::warn!(
         journal = %journal.display(),
         files = ops.len(),
@@ -392,7 +395,7 @@ fn roll_back(leftovers: &[PathBuf]) {
             .and_then(|m| now.duration_since(m).ok())
             .is_some_and(|age| age >= fsutil::STALE_TEMP_AGE);
         if old {
-            let _ = fs::remove_file(p);
+            let _ = beneath::remove_file(p);
         }
     }
 }

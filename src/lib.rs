@@ -5,6 +5,7 @@
 //! `boris` binary is a thin `main` over [`config`] and [`transport`]. See CONTRIBUTING.md
 //! for the code map and the invariants.
 
+pub mod beneath;
 pub mod call_log;
 pub mod config;
 pub mod edit_history;

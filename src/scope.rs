@@ -189,8 +189,6 @@ pub struct ScopedPath {
 #[derive(Debug, Clone)]
 pub struct Scope {
     allow: Vec<PathBuf>,
-    /// Directories readable (never writable) whatever the allow list: bash's spill files.
-    read_only: Vec<PathBuf>,
     deny_patterns: Vec<String>,
     deny: GlobSet,
 }
@@ -208,31 +206,30 @@ impl Scope {
         let deny = builder.build().map_err(|e| e.to_string())?;
         Ok(Scope {
             allow,
-            read_only: Vec::new(),
             deny_patterns,
             deny,
         })
     }
 
-    /// Adds a directory that the read-only tools may read whatever the allow list.
-    pub fn with_read_only(mut self, dir: PathBuf) -> Self {
-        self.read_only.push(dir);
-        self
-    }
-
-    /// Like [`Scope::resolve`], for tools that only read: the read-only directories are
-    /// allowed too.
-    pub fn resolve_read(&self, cwd: &Path, input: &str) -> ToolResult<ScopedPath> {
+    /// Like [`Scope::resolve`], for tools that only read: `read_only` (the calling
+    /// session's own directory of command output) is allowed too.
+    pub fn resolve_read(
+        &self,
+        cwd: &Path,
+        input: &str,
+        read_only: Option<&Path>,
+    ) -> ToolResult<ScopedPath> {
         match self.resolve(cwd, input) {
-            Err(e) if e.code == ErrorCode::AccessDenied => match locate(&RealFs, cwd, input) {
-                Ok((shown, real))
-                    if self.read_only.iter().any(|d| real.starts_with(d))
-                        && self.denied_by(&shown).is_none() =>
-                {
-                    Ok(ScopedPath { shown, real })
+            Err(e) if e.code == ErrorCode::AccessDenied => {
+                match (locate(&RealFs, cwd, input), read_only) {
+                    (Ok((shown, real)), Some(dir))
+                        if real.starts_with(dir) && self.denied_by(&shown).is_none() =>
+                    {
+                        Ok(ScopedPath { shown, real })
+                    }
+                    _ => Err(e),
                 }
-                _ => Err(e),
-            },
+            }
             other => other,
         }
     }

@@ -112,6 +112,11 @@ impl Workspace {
         }
     }
 
+    /// This session's directory, if it was made.
+    pub fn existing_session_dir(&self) -> Option<&Path> {
+        self.session_dir.get().map(PathBuf::as_path)
+    }
+
     /// This session's directory under `root` (made, mode 0700, on first use).
     pub fn session_dir(&self, root: &crate::exec::SpillDir) -> &Path {
         self.session_dir.get_or_init(|| {

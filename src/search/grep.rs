@@ -196,15 +196,17 @@ fn find(
             }
             let count = if query.mode == Mode::Files {
                 let mut sink = FirstMatch(false);
-                let ok = searcher
-                    .search_path(&query.matcher, ent.path(), &mut sink)
-                    .is_ok();
+                let ok = crate::beneath::open_found(ent.path())
+                    .is_some_and(|f| searcher.search_file(&query.matcher, &f, &mut sink).is_ok());
                 usize::from(ok && sink.0)
             } else {
                 let mut sink = CountLines(0);
-                match searcher.search_path(&query.matcher, ent.path(), &mut sink) {
-                    Ok(()) => sink.0,
-                    Err(_) => 0,
+                // Opened beneath its root, no symlink swapped in followed (issue 25 §2).
+                match crate::beneath::open_found(ent.path())
+                    .map(|f| searcher.search_file(&query.matcher, &f, &mut sink))
+                {
+                    Some(Ok(())) => sink.0,
+                    _ => 0,
                 }
             };
             if count > 0 {
@@ -296,7 +298,9 @@ pub fn lines(
             exclude,
         };
         // A file that cannot be read any more shows nothing.
-        let _ = searcher.search_path(&query.matcher, &hit.path, &mut sink);
+        if let Some(f) = crate::beneath::open_found(&hit.path) {
+            let _ = searcher.search_file(&query.matcher, &f, &mut sink);
+        }
         let lines = sink.inner.0.into_lines();
         let kept = lines
             .iter()
@@ -447,7 +451,9 @@ fn content_page(
             renderer.budget(),
         ));
         // A file that cannot be read any more shows nothing; the renderer notices.
-        let _ = searcher.search_path(&query.matcher, &hit.path, &mut sink);
+        if let Some(f) = crate::beneath::open_found(&hit.path) {
+            let _ = searcher.search_file(&query.matcher, &f, &mut sink);
+        }
         let shown = root.display(&hit.path).to_string_lossy().into_owned();
         renderer.push_file(&shown, &sink.0.into_lines());
     }

@@ -41,12 +41,10 @@ impl Root {
     /// missing or cannot be read is an error (seed 002 decision 6); `action` names what
     /// failed in its message.
     pub fn open(p: ScopedPath, action: &str) -> ToolResult<Root> {
-        let meta = fs::metadata(&p.real).map_err(|e| ToolError::io(&p.shown, action, &e))?;
-        if meta.is_dir() {
-            fs::read_dir(&p.real).map_err(|e| ToolError::io(&p.shown, action, &e))?;
-        } else if meta.is_file() {
-            fs::File::open(&p.real).map_err(|e| ToolError::io(&p.shown, action, &e))?;
-        } else {
+        // Opened beneath its allowed root (issue 25 §2): readable, and what was checked.
+        let (_, meta) =
+            crate::beneath::open_read(&p.real).map_err(|e| e.into_tool(&p.shown, action))?;
+        if !meta.is_dir() && !meta.is_file() {
             return Err(ToolError::invalid(format!(
                 "{} is not a regular file or a directory",
                 p.shown.display()
@@ -155,6 +153,9 @@ impl Guard {
         }
         let scope = &self.scope;
         let path = ent.path();
+        if crate::beneath::is_private(path, &self.root_real) {
+            return false;
+        }
         if self.deny {
             if scope.is_denied(path) {
                 return false;

@@ -348,7 +348,8 @@ pub fn list_dir(ctx: &Ctx, args: ListDirArgs) -> ToolResult<CallToolResult> {
         return Err(ToolError::invalid("depth must be greater than zero"));
     }
     let path = ctx.resolve_read(&args.dir_path)?;
-    let meta = std::fs::metadata(&path.real).map_err(|e| ToolError::io(&path.shown, "list", &e))?;
+    let meta =
+        crate::beneath::metadata(&path.real).map_err(|e| e.into_tool(&path.shown, "list"))?;
     if !meta.is_dir() {
         return Err(ToolError::invalid(format!(
             "{} is not a directory",

@@ -67,7 +67,7 @@ pub fn write_whole_file(
     let _edit = ctx.shared.edit_locks.lock(&path.real);
     // What the file held before (`None`: it did not exist), for the undo history and
     // a dry run's diff.
-    let before = match fs::metadata(&path.real) {
+    let before = match crate::beneath::metadata(&path.real) {
         Ok(meta) if meta.is_dir() => {
             return Err(ToolError::invalid(format!(
                 "{} is a directory; give a file path",
@@ -101,8 +101,8 @@ pub fn write_whole_file(
             }
             Some(current)
         }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => return Err(ToolError::io(&path.shown, "write", &e)),
+        Err(e) if e.is_not_found() => None,
+        Err(e) => return Err(e.into_tool(&path.shown, "write")),
     };
     let existed = before.is_some();
     let (content, eol_note) = match &before {
@@ -130,8 +130,9 @@ pub fn write_whole_file(
         )));
     }
     if let Some(parent) = path.real.parent() {
-        fs::create_dir_all(parent)
-            .map_err(|e| ToolError::io(&path.shown, "create the parent directories of", &e))?;
+        // Made beneath the allowed root, no symlink followed (issue 25 §2).
+        crate::beneath::create_dir_all(parent)
+            .map_err(|e| e.into_tool(&path.shown, "create the parent directories of"))?;
         // The directories exist now: check once more where they really are, so a
         // symlink swapped in since the first check cannot redirect the write.
         let canon =

@@ -380,7 +380,7 @@ pub fn read_for_edit(
     path: &ScopedPath,
     verb: &str,
 ) -> ToolResult<(Vec<u8>, std::fs::Metadata)> {
-    let meta = fsutil::regular_file_meta(&path.real, &path.shown)?;
+    let (file, meta) = fsutil::open_regular(&path.real, &path.shown)?;
     fsutil::check_size(
         meta.len(),
         ctx.max_file_size(),
@@ -388,7 +388,7 @@ pub fn read_for_edit(
         "editing",
         "edit it with a shell tool, or raise --max-file-size",
     )?;
-    let content = fsutil::read_file(&path.real, &path.shown, meta.len())?;
+    let content = fsutil::read_open(file, &path.shown, meta.len())?;
     if ctx.shared.require_view {
         ctx.ws.check_viewed(
             &path.real,

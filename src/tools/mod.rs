@@ -66,8 +66,9 @@ impl Shared {
     pub fn new(config: Config) -> Result<Self, String> {
         let spill = crate::exec::SpillDir::create()
             .map_err(|e| format!("cannot create a directory for command output: {e}"))?;
-        let scope = Scope::new(config.allow_dirs.clone(), config.deny_patterns.clone())?
-            .with_read_only(spill.path().to_path_buf());
+        let scope = Scope::new(config.allow_dirs.clone(), config.deny_patterns.clone())?;
+        // Every file tool opens what it checked beneath these directories (issue 25 §2).
+        crate::beneath::install(&scope, &[spill.path().to_path_buf()]);
         let tools = catalogue(&config);
         let family = config.tool_profile.family();
         let can_view = tools.iter().any(|t| {
@@ -120,6 +121,7 @@ impl Ctx {
     /// (issue 18): both agree on what may run later, outside it.
     pub fn resolve(&self, path: &str) -> ToolResult<ScopedPath> {
         let scoped = self.shared.scope.resolve(&self.ws.cwd(), path)?;
+        self.refuse_other_sessions(&scoped)?;
         finish_interrupted_patches(&scoped);
         if let Some(sandbox) = &self.shared.config.sandbox
             && sandbox.policy.protect_git
@@ -140,22 +142,55 @@ impl Ctx {
     }
 
     /// Resolves a path a tool only reads (`view`, `grep`, `glob`). Besides the allowed
-    /// directories, bash's spill files are readable here, wherever they live.
+    /// directories, this session's own command output files are readable here, wherever
+    /// they live — and no other session's (issue 25, X9).
     pub fn resolve_read(&self, path: &str) -> ToolResult<ScopedPath> {
-        let scoped = self.shared.scope.resolve_read(&self.ws.cwd(), path)?;
+        let own = self.ws.existing_session_dir();
+        let scoped = self.shared.scope.resolve_read(&self.ws.cwd(), path, own)?;
+        self.refuse_other_sessions(&scoped)?;
         finish_interrupted_patches(&scoped);
         Ok(scoped)
     }
 
-    /// Where a command output file named `name` goes: with the sandbox on, this
-    /// session's directory, which its commands may read and no other session's can;
-    /// otherwise the server's.
-    pub fn spill_file(&self, name: &str) -> std::path::PathBuf {
-        if self.shared.config.sandbox.is_some() {
-            self.ws.session_dir(&self.shared.spill).join(name)
-        } else {
-            self.shared.spill.file(name)
+    /// The server's temporary root holds every session's command output and `TMPDIR`:
+    /// a file tool sees only this session's directory in it, even where an allowed
+    /// directory (`--allow-dir /tmp`) holds the root (issue 25, X9).
+    fn refuse_other_sessions(&self, scoped: &ScopedPath) -> ToolResult<()> {
+        let root = self.shared.spill.path();
+        let own = self.ws.existing_session_dir();
+        if !scoped.real.starts_with(root) || own.is_some_and(|o| scoped.real.starts_with(o)) {
+            return Ok(());
         }
+        Err(crate::error::ToolError::new(
+            crate::error::ErrorCode::AccessDenied,
+            format!(
+                "{} is in Boris's temporary directory, which holds other sessions' command                  output; only this session's own files there are readable{}",
+                scoped.shown.display(),
+                own.map(|o| format!(" ({})", o.display()))
+                    .unwrap_or_default()
+            ),
+        ))
+    }
+
+    /// Whether a walk (grep, glob, listings) may enter `dir`: not the server's temporary
+    /// root, except this session's own directory in it.
+    pub fn walk_may_enter(&self, dir: &std::path::Path) -> bool {
+        let root = self.shared.spill.path();
+        if !dir.starts_with(root) {
+            return true;
+        }
+        match self.ws.existing_session_dir() {
+            Some(own) => dir.starts_with(own) || own.starts_with(dir),
+            None => false,
+        }
+    }
+
+    /// Where a command output file named `name` goes: this session's directory, which
+    /// its commands may read (with the sandbox on) and no other session's can.
+    pub fn spill_file(&self, name: &str) -> std::path::PathBuf {
+        // Always this session's directory: the file tools read only their own session's
+        // output (issue 25, X9), with the sandbox on or off.
+        self.ws.session_dir(&self.shared.spill).join(name)
     }
 
     pub fn max_file_size(&self) -> u64 {

@@ -246,7 +246,7 @@ pub fn run(ctx: &Ctx, args: RenameArgs, ct: &CancellationToken) -> ToolResult<Ca
                 Some(group),
             );
             if let Some((language, ext)) = code::covering(ctx, &c.path.real) {
-                let stamp = std::fs::metadata(&c.path.real)
+                let stamp = crate::beneath::metadata(&c.path.real)
                     .ok()
                     .map(|m| FileStamp::of(&m));
                 let _ = a.server.put(

@@ -3,6 +3,7 @@
 //! destroys someone else's change: the file must still be exactly what Boris wrote.
 
 use super::{Ctx, define, text_result, writes};
+use crate::beneath;
 use crate::edit_history::{MAX_BYTES, MAX_STEPS_PER_FILE};
 use crate::error::{ErrorCode, ToolError, ToolResult};
 use crate::fsutil;
@@ -12,7 +13,6 @@ use crate::tool_name::ToolName;
 use rmcp::model::{CallToolResult, Tool};
 use schemars::JsonSchema;
 use serde::Deserialize;
-use std::fs;
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct UndoEditArgs {
@@ -81,12 +81,12 @@ pub fn undo(ctx: &Ctx, path: &ScopedPath) -> ToolResult<CallToolResult> {
     };
     if removed {
         // Boris removed it (apply_patch): nothing may be there again.
-        return match fs::symlink_metadata(&path.real) {
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+        return match beneath::metadata(&path.real) {
+            Err(e) if e.is_not_found() => {
                 let old = before.unwrap_or_default();
                 if let Some(parent) = path.real.parent() {
-                    fs::create_dir_all(parent).map_err(|e| {
-                        ToolError::io(&path.shown, "create the parent directories of", &e)
+                    beneath::create_dir_all(parent).map_err(|e| {
+                        e.into_tool(&path.shown, "create the parent directories of")
                     })?;
                 }
                 fsutil::atomic_write(&path.real, &path.shown, &old)?;
@@ -101,17 +101,18 @@ pub fn undo(ctx: &Ctx, path: &ScopedPath) -> ToolResult<CallToolResult> {
                 )
             }
             Ok(_) => Err(changed("was created again")),
-            Err(e) => Err(ToolError::io(&path.shown, "read", &e)),
+            Err(e) => Err(e.into_tool(&path.shown, "read")),
         };
     }
-    let meta = match fs::symlink_metadata(&path.real) {
-        Ok(_) => fsutil::regular_file_meta(&path.real, &path.shown)?,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+    let (file, meta) = match beneath::open_read(&path.real) {
+        Ok(opened) => opened,
+        Err(e) if e.is_not_found() => {
             return Err(changed("was deleted"));
         }
-        Err(e) => return Err(ToolError::io(&path.shown, "read", &e)),
+        Err(e) => return Err(e.into_tool(&path.shown, "read")),
     };
-    let current = fsutil::read_file(&path.real, &path.shown, meta.len())?;
+    fsutil::ensure_regular(&meta, &path.shown)?;
+    let current = fsutil::read_open(file, &path.shown, meta.len())?;
     if hash_bytes(&current) != after_hash {
         return Err(changed("changed on disk"));
     }
@@ -125,7 +126,7 @@ pub fn undo(ctx: &Ctx, path: &ScopedPath) -> ToolResult<CallToolResult> {
             )
         }
         None => {
-            fs::remove_file(&path.real).map_err(|e| ToolError::io(&path.shown, "remove", &e))?;
+            beneath::remove_file(&path.real).map_err(|e| e.into_tool(&path.shown, "remove"))?;
             ctx.ws.forget_view(&path.real);
             format!("removed {shown}, which that edit had created")
         }
@@ -176,7 +177,7 @@ fn undo_group(ctx: &Ctx, group: u64) -> ToolResult<CallToolResult> {
         else {
             continue;
         };
-        let current = fs::read(real).map_err(|_| {
+        let current = fsutil::read_file(real, real, 0).map_err(|_| {
             ToolError::new(
                 ErrorCode::FileChanged,
                 format!(
@@ -198,14 +199,14 @@ fn undo_group(ctx: &Ctx, group: u64) -> ToolResult<CallToolResult> {
     }
     let mut restored = Vec::new();
     for (real, before) in &plan {
-        let meta = fs::metadata(real).ok();
+        let meta = beneath::metadata(real).ok();
         match before {
             Some(old) => {
                 fsutil::atomic_write_over(real, real, old, meta.as_ref())?;
                 ctx.ws.record_view(real, hash_bytes(old));
             }
             None => {
-                fs::remove_file(real).map_err(|e| ToolError::io(real, "remove", &e))?;
+                beneath::remove_file(real).map_err(|e| e.into_tool(real, "remove"))?;
                 ctx.ws.forget_view(real);
             }
         }

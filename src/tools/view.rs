@@ -15,6 +15,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use std::fs::{self, File};
 use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
+use std::os::fd::AsFd;
 use std::path::Path;
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -74,7 +75,10 @@ pub fn run_with(
     let request =
         ranges::parse_view_range(args.view_range.as_deref()).map_err(ToolError::invalid)?;
     let path = ctx.resolve_read(&args.path)?;
-    let meta = fs::metadata(&path.real).map_err(|e| ToolError::io(&path.shown, "view", &e))?;
+    // Opened beneath its allowed root and checked by identity (issue 25 §2): what is
+    // listed or read is what was checked, whatever a command renames meanwhile.
+    let (file, meta) =
+        crate::beneath::open_read(&path.real).map_err(|e| e.into_tool(&path.shown, "view"))?;
     if meta.is_dir() {
         if request.explicit {
             return Err(ToolError::invalid(format!(
@@ -82,7 +86,7 @@ pub fn run_with(
                 path.shown.display()
             )));
         }
-        return list_directory(ctx, &path.real, &path.shown);
+        return list_directory(ctx, file, &path.real, &path.shown);
     }
     // One stat serves both the directory check above and this one.
     fsutil::ensure_regular(&meta, &path.shown)?;
@@ -90,7 +94,6 @@ pub fn run_with(
     // background, so the edit that usually follows a view is checked against it.
     super::code::warm(ctx, &path);
 
-    let file = File::open(&path.real).map_err(|e| ToolError::io(&path.shown, "view", &e))?;
     let mut reader = BufReader::with_capacity(64 * 1024, file);
     let head = sniff(&mut reader).map_err(|e| ToolError::io(&path.shown, "view", &e))?;
 
@@ -393,10 +396,10 @@ fn has_svg_extension(path: &Path) -> bool {
 
 /// Two levels of a directory, dotfiles included but `.git` and `node_modules` left out,
 /// symlinks shown as `name -> target` and not followed, denied entries left out.
-fn list_directory(ctx: &Ctx, real: &Path, shown: &Path) -> ToolResult<CallToolResult> {
+fn list_directory(ctx: &Ctx, dir: File, real: &Path, shown: &Path) -> ToolResult<CallToolResult> {
     let mut entries = Vec::new();
     let mut omitted = 0usize;
-    collect_entries(ctx, real, "", 1, &mut entries, &mut omitted)
+    collect_entries(ctx, dir.as_fd(), real, "", 1, &mut entries, &mut omitted)
         .map_err(|e| ToolError::io(shown, "list", &e))?;
     let mut out = format!(
         "{}/ (two levels deep; .git and node_modules not listed)\n",
@@ -417,23 +420,28 @@ fn list_directory(ctx: &Ctx, real: &Path, shown: &Path) -> ToolResult<CallToolRe
     Ok(text_result(out))
 }
 
+/// Lists the directory open at `fd` (named `dir`), its subdirectories opened beneath it
+/// without following a symlink: a directory swapped for a link meanwhile is not entered.
 fn collect_entries(
     ctx: &Ctx,
+    fd: std::os::fd::BorrowedFd<'_>,
     dir: &Path,
     prefix: &str,
     depth: usize,
     out: &mut Vec<String>,
     omitted: &mut usize,
 ) -> std::io::Result<()> {
-    let mut children: Vec<_> = fs::read_dir(dir)?.filter_map(Result::ok).collect();
+    use std::os::fd::AsRawFd;
+    let listing = fs::read_dir(format!("/proc/self/fd/{}", fd.as_raw_fd()))?;
+    let mut children: Vec<_> = listing.filter_map(Result::ok).collect();
     children.sort_by_key(|e| e.file_name());
     for child in children {
         let name = child.file_name().to_string_lossy().into_owned();
         if HIDDEN_NAMES.contains(&name.as_str()) {
             continue;
         }
-        let path = child.path();
-        if ctx.shared.scope.is_denied(&path) {
+        let path = dir.join(child.file_name());
+        if ctx.shared.scope.is_denied(&path) || !ctx.walk_may_enter(&path) {
             continue;
         }
         if out.len() >= MAX_LISTED_ENTRIES {
@@ -443,18 +451,36 @@ fn collect_entries(
         let rel = format!("{prefix}{name}");
         let file_type = child.file_type()?;
         if file_type.is_symlink() {
-            let target = fs::read_link(&path)
-                .map(|t| t.display().to_string())
+            let target = nix::fcntl::readlinkat(fd, child.file_name().as_os_str())
+                .map(|t| Path::new(&t).display().to_string())
                 .unwrap_or_else(|_| "?".to_string());
             out.push(format!("{rel} -> {target}"));
         } else if file_type.is_dir() {
             let at = out.len();
             out.push(format!("{rel}/"));
-            if depth < 2
-                && let Err(e) =
-                    collect_entries(ctx, &path, &format!("{rel}/"), depth + 1, out, omitted)
-            {
-                out[at] = format!("{rel}/ (contents not listed: {})", io_reason(&e));
+            if depth < 2 {
+                let sub = crate::beneath::open_at(
+                    fd,
+                    Path::new(&child.file_name()),
+                    nix::fcntl::OFlag::O_RDONLY | nix::fcntl::OFlag::O_DIRECTORY,
+                    nix::sys::stat::Mode::empty(),
+                );
+                let listed = match sub {
+                    Ok(sub) => collect_entries(
+                        ctx,
+                        sub.as_fd(),
+                        &path,
+                        &format!("{rel}/"),
+                        depth + 1,
+                        out,
+                        omitted,
+                    ),
+                    Err(crate::beneath::Error::Io(e)) => Err(e),
+                    Err(_) => Err(std::io::Error::other("it was swapped for a symlink")),
+                };
+                if let Err(e) = listed {
+                    out[at] = format!("{rel}/ (contents not listed: {})", io_reason(&e));
+                }
             }
         } else {
             out.push(rel);

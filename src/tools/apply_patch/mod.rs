@@ -261,9 +261,9 @@ fn commit(ctx: &Ctx, plan: &Plan) -> ToolResult<()> {
         if let Some(parent) = f.path.real.parent()
             && std::fs::symlink_metadata(parent).is_err()
         {
-            std::fs::create_dir_all(parent).map_err(|e| {
-                ToolError::io(&f.path.shown, "create the parent directories of", &e)
-            })?;
+            // Made beneath the allowed root, no symlink followed (issue 25 §2).
+            crate::beneath::create_dir_all(parent)
+                .map_err(|e| e.into_tool(&f.path.shown, "create the parent directories of"))?;
             let canon = std::fs::canonicalize(parent)
                 .map_err(|e| ToolError::io(&f.path.shown, "write", &e))?;
             ctx.shared.scope.check(

@@ -183,9 +183,9 @@ impl Plan {
         if let Some(&i) = index.get(&path.real) {
             return Ok(i);
         }
-        let disk = match fs::metadata(&path.real) {
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-            Err(e) => return Err(ToolError::io(&path.shown, "read", &e)),
+        let disk = match crate::beneath::metadata(&path.real) {
+            Err(e) if e.is_not_found() => None,
+            Err(e) => return Err(e.into_tool(&path.shown, "read")),
             Ok(_) => {
                 let (content, meta) = read_for_edit(ctx, path, verb)?;
                 Some(Disk { content, meta })

@@ -308,7 +308,8 @@ pub fn list_directory(ctx: &Ctx, args: ListDirectoryArgs) -> ToolResult<CallTool
         ));
     }
     let path = ctx.resolve_read(&args.dir_path)?;
-    let meta = std::fs::metadata(&path.real).map_err(|e| ToolError::io(&path.shown, "list", &e))?;
+    let meta =
+        crate::beneath::metadata(&path.real).map_err(|e| e.into_tool(&path.shown, "list"))?;
     if !meta.is_dir() {
         return Err(ToolError::invalid(format!(
             "Path is not a directory: {}",
