@@ -50,49 +50,64 @@ fn start(profile: &[&str]) -> (tempfile::TempDir, Server) {
 
 #[test]
 fn huge_globs_are_refused_before_compiling_in_every_profile() {
+    // Each profile's tools that take a glob: (profile flags, tool, arguments, code).
+    type Call = (
+        &'static [&'static str],
+        &'static str,
+        fn(&str) -> Value,
+        &'static str,
+    );
+    let calls: [Call; 6] = [
+        (
+            &[],
+            "glob",
+            |g| json!({"pattern": g}),
+            "GLOB_INVALID_PATTERN",
+        ),
+        (
+            &[],
+            "grep",
+            |g| json!({"pattern": "x", "include": g}),
+            "INVALID_INPUT",
+        ),
+        (
+            GEMINI,
+            "glob",
+            |g| json!({"pattern": g}),
+            "GLOB_INVALID_PATTERN",
+        ),
+        (
+            GEMINI,
+            "grep_search",
+            |g| json!({"pattern": "x", "include_pattern": g}),
+            "GLOB_INVALID_PATTERN",
+        ),
+        (
+            GEMINI,
+            "list_directory",
+            |g| json!({"dir_path": ".", "ignore": [g]}),
+            "GLOB_INVALID_PATTERN",
+        ),
+        (
+            CODEX,
+            "grep_files",
+            |g| json!({"pattern": "x", "include": g}),
+            "GLOB_INVALID_PATTERN",
+        ),
+    ];
     // 500 KB of `a` and of `*`: both grew globset's regex past its limit (a panic).
     for glob in ["a".repeat(500_000), "*".repeat(100_000)] {
-        let (_dir, mut server) = start(&[]);
-        assert_short_error(
-            &mut server,
-            "glob",
-            json!({"pattern": glob}),
-            "GLOB_INVALID_PATTERN",
-        );
-        assert_short_error(
-            &mut server,
-            "grep",
-            json!({"pattern": "x", "include": glob}),
-            "INVALID_INPUT",
-        );
-        let (_dir, mut server) = start(&["--tool-profile", "gemini-cli"]);
-        assert_short_error(
-            &mut server,
-            "glob",
-            json!({"pattern": glob}),
-            "GLOB_INVALID_PATTERN",
-        );
-        assert_short_error(
-            &mut server,
-            "grep_search",
-            json!({"pattern": "x", "include_pattern": glob}),
-            "GLOB_INVALID_PATTERN",
-        );
-        assert_short_error(
-            &mut server,
-            "list_directory",
-            json!({"dir_path": ".", "ignore": [glob]}),
-            "GLOB_INVALID_PATTERN",
-        );
-        let (_dir, mut server) = start(&["--tool-profile", "codex"]);
-        assert_short_error(
-            &mut server,
-            "grep_files",
-            json!({"pattern": "x", "include": glob}),
-            "GLOB_INVALID_PATTERN",
-        );
+        for profile in [&[][..], GEMINI, CODEX] {
+            let (_dir, mut server) = start(profile);
+            for (_, tool, args, code) in calls.iter().filter(|c| c.0 == profile) {
+                assert_short_error(&mut server, tool, args(&glob), code);
+            }
+        }
     }
 }
+
+const GEMINI: &[&str] = &["--tool-profile", "gemini-cli"];
+const CODEX: &[&str] = &["--tool-profile", "codex"];
 
 #[test]
 fn errors_quote_a_few_hundred_bytes_of_a_huge_argument() {

@@ -198,12 +198,5 @@ fn join_with_gap(rows: &[&Owned], gap_at: usize, omitted: u64) -> (String, u64, 
 
 /// The first `max` bytes of `text`, at a character boundary.
 pub(super) fn cut_chars(text: &str, max: usize) -> String {
-    if text.len() <= max {
-        return text.to_string();
-    }
-    let mut end = max;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    text[..end].to_string()
+    crate::text::truncate::prefix_bytes(text, max).to_string()
 }

@@ -16,17 +16,7 @@ pub const QUOTE_MAX_BYTES: usize = 200;
 /// that escaped [`quoted`] can reach it.
 pub const MESSAGE_MAX_BYTES: usize = 16 * 1024;
 
-/// The first `max` bytes of `s` or fewer, ending on a character boundary.
-fn head(s: &str, max: usize) -> &str {
-    if s.len() <= max {
-        return s;
-    }
-    let mut end = max;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    &s[..end]
-}
+use super::truncate::prefix_bytes as head;
 
 /// `s` itself, or its head and `…` when it is over `max` bytes.
 pub fn head_with_ellipsis(s: &str, max: usize) -> std::borrow::Cow<'_, str> {

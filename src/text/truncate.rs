@@ -111,6 +111,18 @@ pub fn tail(text: &str, max_lines: usize, max_bytes: usize) -> Tail<'_> {
     }
 }
 
+/// The longest prefix of `text` of at most `max` bytes that ends on a character boundary.
+pub fn prefix_bytes(text: &str, max: usize) -> &str {
+    if text.len() <= max {
+        return text;
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

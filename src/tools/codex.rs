@@ -193,14 +193,7 @@ fn codex_line(out: &mut String, number: usize, kept: &[u8], _total_chars: usize)
 }
 
 fn cut_bytes(text: &str, max: usize) -> &str {
-    if text.len() <= max {
-        return text;
-    }
-    let mut end = max;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    &text[..end]
+    crate::text::truncate::prefix_bytes(text, max)
 }
 
 /// `read_file`: a slice through `view`, or an indentation block.
