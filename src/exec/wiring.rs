@@ -219,7 +219,7 @@ pub(super) fn jailed_env(
         set(k, v.into());
     }
     set(TAG_VAR, tag.into());
-    set("TMPDIR", jail.tmpdir().into_os_string());
+    set("TMPDIR", jail.host_tmp().as_os_str().to_os_string());
     vars.into_iter()
         .map(|(k, v)| {
             let mut e = k.into_vec();

@@ -260,7 +260,7 @@ impl Server {
             // directory, which the sandbox does not let it write: the session's TMPDIR.
             env.push((
                 "XDG_CACHE_HOME".into(),
-                jail.tmpdir().join("cache").display().to_string(),
+                jail.host_tmp().join("cache").display().to_string(),
             ));
         }
         let script = format!("exec {}", launch.command);

@@ -207,12 +207,8 @@ impl Jail {
         }
     }
 
-    /// The session's TMPDIR (the same path inside the sandbox and out).
-    pub fn tmpdir(&self) -> PathBuf {
-        self.tmp.clone()
-    }
-
-    /// The session's TMPDIR on the host (where Boris writes files for commands to read).
+    /// The session's TMPDIR: the same path inside the sandbox and on the host (where
+    /// Boris writes files for commands to read).
     pub fn host_tmp(&self) -> &Path {
         &self.tmp
     }

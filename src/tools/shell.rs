@@ -136,7 +136,7 @@ pub fn sandbox_hint(ctx: &Ctx, output: &str) -> Option<String> {
         .lock()
         .unwrap_or_else(|p| p.into_inner())
         .as_ref()
-        .map(|j| j.tmpdir())?;
+        .map(|j| j.host_tmp().to_path_buf())?;
     let home = std::env::var_os("HOME").map(PathBuf::from);
     crate::sandbox::hint::denial_hint(
         output,
