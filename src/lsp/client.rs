@@ -264,17 +264,22 @@ impl Server {
             ));
         }
         let script = format!("exec {}", launch.command);
-        let process = Running::spawn(Spawn {
-            shell: &launch.shell,
-            script: &script,
-            cwd: &launch.root,
-            stdout: stderr_limits("lsp-stdout"),
-            stderr: stderr_limits("lsp-stderr"),
-            env: &env,
-            scratch: &launch.scratch,
-            jail: launch.jail.as_deref(),
-            io: Io::Piped,
-            login: false,
+        // The sandbox starts the server with a round trip to the session's supervisor (up
+        // to its start limit): off the runtime's worker, so other servers' I/O and every
+        // call's timers go on meanwhile.
+        let process = tokio::task::block_in_place(|| {
+            Running::spawn(Spawn {
+                shell: &launch.shell,
+                script: &script,
+                cwd: &launch.root,
+                stdout: stderr_limits("lsp-stdout"),
+                stderr: stderr_limits("lsp-stderr"),
+                env: &env,
+                scratch: &launch.scratch,
+                jail: launch.jail.as_deref(),
+                io: Io::Piped,
+                login: false,
+            })
         })
         .map_err(|e| format!("could not start `{}`: {e}", launch.command))?;
         let pipes = process

@@ -52,12 +52,13 @@ impl Readiness {
     }
 }
 
-/// The runtime every language server's I/O runs on.
+/// The runtime every language server's I/O runs on. Two workers: one task that blocks
+/// (a sandboxed start, a slow pipe) must not stall every other server's I/O and timers.
 pub fn runtime() -> &'static tokio::runtime::Runtime {
     static RT: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
     RT.get_or_init(|| {
         tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
+            .worker_threads(2)
             .thread_name("boris-lsp")
             .enable_all()
             .build()
@@ -65,25 +66,53 @@ pub fn runtime() -> &'static tokio::runtime::Runtime {
     })
 }
 
-/// Runs `fut` on the LSP runtime and blocks this (non-async) thread until it ends or
-/// `ct` is cancelled (`None` then).
+/// How long past its own deadline a call waits for the language-server runtime before it
+/// answers anyway ([`block_on`]).
+pub const BACKSTOP_GRACE: Duration = Duration::from_secs(2);
+
+/// Why [`block_on`] gave no result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stopped {
+    /// The call was cancelled (or the server shuts down).
+    Cancelled,
+    /// The future had not ended [`BACKSTOP_GRACE`] after `until`, or it panicked.
+    Overran,
+}
+
+/// Runs `fut` on the LSP runtime and blocks this (non-async) thread until it ends, `ct`
+/// is cancelled, or `until` + [`BACKSTOP_GRACE`] passes.
+///
+/// Every future given here honours `until` itself; the backstop is what makes "no call
+/// hangs" hold even when it does not — a wedged runtime, a server that stops reading its
+/// pipe — since it is measured on this thread's clock, not on the runtime's timers.
 pub fn block_on<T: Send + 'static>(
     ct: &tokio_util::sync::CancellationToken,
+    until: Instant,
     fut: impl std::future::Future<Output = T> + Send + 'static,
-) -> Option<T> {
-    let task = runtime().spawn(fut);
-    let abort = task.abort_handle();
-    let ct = ct.clone();
-    let out = futures::executor::block_on(async move {
-        tokio::select! {
-            r = task => r.ok(),
-            _ = ct.cancelled() => None,
-        }
+) -> Result<T, Stopped> {
+    // How often the waiting thread looks at the cancellation token.
+    const POLL: Duration = Duration::from_millis(25);
+    let (tx, rx) = std::sync::mpsc::sync_channel(1);
+    let task = runtime().spawn(async move {
+        let _ = tx.send(fut.await);
     });
-    if out.is_none() {
-        abort.abort();
-    }
-    out
+    let backstop = until + BACKSTOP_GRACE;
+    let stopped = loop {
+        if ct.is_cancelled() {
+            break Stopped::Cancelled;
+        }
+        let left = backstop.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            break Stopped::Overran;
+        }
+        match rx.recv_timeout(left.min(POLL)) {
+            Ok(out) => return Ok(out),
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break Stopped::Overran,
+        }
+    };
+    task.abort();
+    Err(stopped)
 }
 
 #[derive(Clone)]
@@ -441,5 +470,48 @@ pub fn seconds(d: Duration) -> String {
         format!("{} s", d.as_secs())
     } else {
         format!("{:.1} s", d.as_secs_f64())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio_util::sync::CancellationToken;
+
+    #[test]
+    fn block_on_answers_at_the_backstop_when_the_future_ignores_its_deadline() {
+        // A future that never ends, as a wedged server connection would: the call still
+        // answers, just after its deadline and the grace.
+        let until = Instant::now() + Duration::from_millis(50);
+        let started = Instant::now();
+        let out = block_on(
+            &CancellationToken::new(),
+            until,
+            std::future::pending::<()>(),
+        );
+        assert_eq!(out, Err(Stopped::Overran));
+        let took = started.elapsed();
+        assert!(
+            took >= BACKSTOP_GRACE,
+            "answered before the backstop: {took:?}"
+        );
+    }
+
+    #[test]
+    fn block_on_stops_at_cancellation_and_returns_what_ends() {
+        let ct = CancellationToken::new();
+        let later = ct.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(50));
+            later.cancel();
+        });
+        let until = Instant::now() + Duration::from_secs(600);
+        assert_eq!(
+            block_on(&ct, until, std::future::pending::<()>()),
+            Err(Stopped::Cancelled)
+        );
+        let ct = CancellationToken::new();
+        let until = Instant::now() + Duration::from_secs(600);
+        assert_eq!(block_on(&ct, until, async { 7 }), Ok(7));
     }
 }

@@ -109,25 +109,36 @@ pub fn status_line(language: Option<&str>, r: Readiness, note: Option<&str>) -> 
 }
 
 /// Runs `fut` on the language-server runtime from this blocking thread, stopping at the
-/// call's cancellation.
+/// call's cancellation, and at `until` (the deadline `fut` itself honours) plus a grace
+/// whatever `fut` does: a call never waits on its language server past its deadline.
 pub fn run<T: Send + 'static>(
     ct: &CancellationToken,
+    until: Instant,
     fut: impl std::future::Future<Output = T> + Send + 'static,
 ) -> ToolResult<T> {
-    lsp::block_on(ct, fut).ok_or_else(|| {
-        ToolError::new(
+    lsp::block_on(ct, until, fut).map_err(|stopped| match stopped {
+        lsp::Stopped::Cancelled => ToolError::new(
             ErrorCode::LspUnavailable,
             "the call was cancelled while it waited for its language server",
-        )
+        ),
+        lsp::Stopped::Overran => ToolError::new(
+            ErrorCode::LspUnavailable,
+            "the language server did not answer within --lsp-timeout; nothing was changed",
+        ),
     })
 }
 
-/// The server for `t`, started if needed, within `--lsp-timeout`: or the error to answer.
-pub fn server(ctx: &Ctx, t: &Target, ct: &CancellationToken) -> ToolResult<Arc<Server>> {
-    let until = Instant::now() + ctx.shared.config.lsp_timeout;
+/// The server for `t`, started if needed, by `until` (the call's one deadline, from
+/// `--lsp-timeout`): or the error to answer.
+pub fn server(
+    ctx: &Ctx,
+    t: &Target,
+    until: Instant,
+    ct: &CancellationToken,
+) -> ToolResult<Arc<Server>> {
     let env = start_env(ctx);
     let (lsp, language, root) = (ctx.ws.lsp.clone(), t.language.clone(), t.root.clone());
-    let got = run(ct, async move {
+    let got = run(ct, until, async move {
         lsp.server(&language, &root, || env, until).await
     })?;
     got.map_err(|e| {
@@ -237,7 +248,7 @@ pub fn settle(
     let s = server.clone();
     let synced = synced.clone();
     let after = if synced.changed { seq } else { 0 };
-    let ready = run(ct, async move {
+    let ready = run(ct, until, async move {
         // Once is enough: pulling again would only cost the server a round trip.
         let checked =
             s.has_checked(&synced) || s.diagnostics(&synced, after, until).await.is_some();
@@ -259,7 +270,7 @@ pub fn settle_idle(
     ct: &CancellationToken,
 ) -> ToolResult<Readiness> {
     let s = server.clone();
-    let idle = run(ct, async move { s.wait_idle(until).await })?;
+    let idle = run(ct, until, async move { s.wait_idle(until).await })?;
     Ok(if idle {
         Readiness::Ready
     } else {
@@ -336,7 +347,10 @@ pub fn after_write(ctx: &Ctx, path: &ScopedPath, old: Option<&[u8]>, new: &[u8])
     let env = start_env(ctx);
     let lsp = ctx.ws.lsp.clone();
     let ct = crate::exec::shutdown_token().child_token();
-    lsp::block_on(&ct, lsp::after_edit::check(lsp, edit, env)).flatten()
+    let until = Instant::now() + ctx.shared.config.diagnostics_wait;
+    lsp::block_on(&ct, until, lsp::after_edit::check(lsp, edit, env))
+        .ok()
+        .flatten()
 }
 
 /// Ends an edit's result with [`after_write`]'s lines, after a blank line.

@@ -73,12 +73,14 @@ fn of_file(
     until: Instant,
     ct: &CancellationToken,
 ) -> ToolResult<(Option<Vec<Diag>>, Readiness)> {
-    let server = code::server(ctx, t, ct)?;
+    let server = code::server(ctx, t, until, ct)?;
     let seq = server.seq();
     let synced = code::sync(ctx, &server, t)?;
     let (s, held) = (server.clone(), synced.clone());
     let after = if synced.changed { seq } else { 0 };
-    let published = code::run(ct, async move { s.diagnostics(&held, after, until).await })?;
+    let published = code::run(ct, until, async move {
+        s.diagnostics(&held, after, until).await
+    })?;
     let readiness = if server.busy() {
         Readiness::Indexing
     } else {

@@ -192,10 +192,14 @@ pub struct Asked {
 }
 
 /// The common start of a positional call: resolve, start, sync, find the position.
-pub fn ask(ctx: &Ctx, at: &PositionArgs, ct: &CancellationToken) -> ToolResult<Asked> {
+pub fn ask(
+    ctx: &Ctx,
+    at: &PositionArgs,
+    until: Instant,
+    ct: &CancellationToken,
+) -> ToolResult<Asked> {
     let target = code::target(ctx, &at.path)?;
-    let until = Instant::now() + ctx.shared.config.lsp_timeout;
-    let server = code::server(ctx, &target, ct)?;
+    let server = code::server(ctx, &target, until, ct)?;
     let seq = server.seq();
     let synced = code::sync(ctx, &server, &target)?;
     let line = match (at.line, at.symbol.as_deref().filter(|s| !s.is_empty())) {
@@ -251,7 +255,9 @@ where
 {
     let readiness = code::settle(&a.server, &a.synced, a.seq, a.until, ct)?;
     let (server, until) = (a.server.clone(), a.until);
-    let answer = code::run(ct, async move { server.request::<R>(params, until).await })?;
+    let answer = code::run(ct, until, async move {
+        server.request::<R>(params, until).await
+    })?;
     answer.map(|r| (r, readiness)).map_err(|e| {
         let r = match e {
             crate::lsp::client::Failure::TimedOut => Readiness::Indexing,
@@ -268,11 +274,14 @@ pub fn with_restart<T>(
     ct: &CancellationToken,
     call: impl Fn(&Asked) -> ToolResult<T>,
 ) -> ToolResult<T> {
-    let a = ask(ctx, at, ct)?;
+    // One deadline for the call, the restart included: a crash does not buy a second
+    // --lsp-timeout.
+    let until = Instant::now() + ctx.shared.config.lsp_timeout;
+    let a = ask(ctx, at, until, ct)?;
     match call(&a) {
         Err(_) if !a.server.is_alive() => {
             // The crash is noticed by the next ask, which starts it again (once).
-            let a = ask(ctx, at, ct)?;
+            let a = ask(ctx, at, until, ct)?;
             call(&a)
         }
         other => other,
@@ -433,7 +442,7 @@ pub fn symbols(ctx: &Ctx, args: SymbolsArgs, ct: &CancellationToken) -> ToolResu
         (Some(path), None) => {
             let target = code::target(ctx, &path)?;
             let until = Instant::now() + ctx.shared.config.lsp_timeout;
-            let server = code::server(ctx, &target, ct)?;
+            let server = code::server(ctx, &target, until, ct)?;
             let seq = server.seq();
             let synced = code::sync(ctx, &server, &target)?;
             let r = code::settle(&server, &synced, seq, until, ct)?;
@@ -445,7 +454,7 @@ pub fn symbols(ctx: &Ctx, args: SymbolsArgs, ct: &CancellationToken) -> ToolResu
                 partial_result_params: Default::default(),
             };
             let s = server.clone();
-            let resp = code::run(ct, async move {
+            let resp = code::run(ct, until, async move {
                 s.request::<req::DocumentSymbolRequest>(params, until).await
             })?
             .map_err(|e| code::unavailable(&e.to_string(), Some(&target.language.name), r))?;
@@ -477,7 +486,7 @@ fn workspace_symbols(
     let servers: Vec<Arc<Server>> = match &path {
         Some(p) => {
             let t = code::target(ctx, p)?;
-            let s = code::server(ctx, &t, ct)?;
+            let s = code::server(ctx, &t, until, ct)?;
             let seq = s.seq();
             let synced = code::sync(ctx, &s, &t)?;
             readiness = code::settle(&s, &synced, seq, until, ct)?;
@@ -507,7 +516,7 @@ fn workspace_symbols(
             partial_result_params: Default::default(),
         };
         let s = server.clone();
-        let resp = code::run(ct, async move {
+        let resp = code::run(ct, until, async move {
             s.request::<req::WorkspaceSymbolRequest>(params, until)
                 .await
         })?;

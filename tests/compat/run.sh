@@ -73,11 +73,15 @@ wants server-filesystem && { install_pinned "$ROOT/bench/reference" "$FS_DIR" \
   "$FS_DIR/node_modules/@modelcontextprotocol/server-filesystem/package.json" || exit 1; }
 wants desktop-commander && { install_pinned "$ROOT/bench/peers" "$DC_DIR" \
   "$DC_DIR/node_modules/@wonderwhy-er/desktop-commander/package.json" || exit 1; }
+LC_INSTALL=""
 if wants litecode && [ ! -x "$LC_DIR/bin/litecode" ]; then
-  echo "compat: installing litecode $LITECODE_VERSION" >&2
+  echo "compat: installing litecode $LITECODE_VERSION (in the background, while the servers before it run)" >&2
   # --debug: a quarter of the build time, and the suite measures behaviour, not speed.
-  cargo install --debug --locked --quiet --version "$LITECODE_VERSION" --root "$LC_DIR" litecode >&2 \
-    || { echo "compat: cargo install litecode failed"; exit 1; }
+  # The runs before litecode's mostly wait on their cases (a fifth of a core each), so
+  # the build overlaps them rather than adding its minutes to CI's.
+  cargo install --debug --locked --quiet --version "$LITECODE_VERSION" --root "$LC_DIR" litecode \
+    > "$OUT/litecode-install.log" 2>&1 &
+  LC_INSTALL=$!
 fi
 
 if wants serena && ! skipped serena && [ "$(cat "$SE_DIR/pins" 2>/dev/null)" != "$SERENA_PINS" ]; then
@@ -89,17 +93,26 @@ if wants serena && ! skipped serena && [ "$(cat "$SE_DIR/pins" 2>/dev/null)" != 
     && echo "$SERENA_PINS" > "$SE_DIR/pins" \
     || { echo "compat: installing serena failed"; exit 1; }
 fi
-# The lsp cases: Boris finds its language servers where tests/lsp/install.sh put them.
-if wants boris || wants boris-pipe || wants boris-anthropic-compat; then
-  BORIS_SPEC_LSP_PATH=$(bash "$ROOT/tests/lsp/install.sh") || { echo "compat: installing the language servers failed"; exit 1; }
-  export BORIS_SPEC_LSP_PATH
-fi
+# The lsp cases: a server finds its language servers where tests/lsp/install.sh put them.
+# Installed for every run, whichever servers it runs: a case's `requires:` looks there for
+# every server (litecode runs pyright too), so a partial run counts what a full one does.
+BORIS_SPEC_LSP_PATH=$(bash "$ROOT/tests/lsp/install.sh") || { echo "compat: installing the language servers failed"; exit 1; }
+export BORIS_SPEC_LSP_PATH
 
+# Cases at once per server: the cases mostly wait (on timeouts, processes, servers), so
+# CI's 2 cores run 4 at once with room to spare (COMPAT_JOBS to change it).
+JOBS="${COMPAT_JOBS:-4}"
 status=0
 for name in "${ORDER[@]}"; do
   base="$HERE/$name.baseline.yml"
   [ -f "$base" ] || : > "$base"
   echo "=== $name" >&2
+  if [ "$name" = litecode ] && [ -n "$LC_INSTALL" ] && ! wait "$LC_INSTALL"; then
+    echo "not ok compat: cargo install litecode failed:" >&2
+    tail -n 20 "$OUT/litecode-install.log" >&2
+    status=1
+    continue
+  fi
   if skipped "$name"; then
     echo "not run (slow; COMPAT_ALL=1 runs it): the matrix shows its last result, tests/compat/$name.result.json" >&2
     cp "$HERE/$name.result.json" "$OUT/$name.json" || status=1
@@ -110,11 +123,12 @@ for name in "${ORDER[@]}"; do
   # stdio, 2025-11-25: the matrix compares servers; cargo test runs Boris on every route.
   (cd "$work" && HOME="$work" "$SPEC" run --server "${SERVER[$name]}" --adapter "$name" \
       --transport stdio --era 2025-11-25 ${RUN_ARGS[$name]:-} \
-      --baseline "$base" --json "$OUT/$name.json" --report "$OUT/$name.md" -j 2) \
+      --baseline "$base" --json "$OUT/$name.json" --report "$OUT/$name.md" -j "$JOBS") \
       > "$OUT/$name.log" 2>&1
   rc=$?
   rm -rf "$work"
   tail -n 3 "$OUT/$name.log" >&2
+  echo "($name: ${SECONDS}s into the run)" >&2
   if [ $rc -ne 0 ]; then
     echo "not ok compat: $name differs from its baseline (see $OUT/$name.log):" >&2
     grep -E '^(FAIL|STALE)' "$OUT/$name.log" | cut -c1-300 >&2

@@ -143,8 +143,17 @@ impl StdioSession {
             }
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
+                // What the server logged is all there is to go on for a hung call.
+                let said = self.core.server.stderr_text();
+                let tail: Vec<&str> = said.lines().rev().take(12).collect();
+                let said = if tail.is_empty() {
+                    String::new()
+                } else {
+                    let lines: Vec<&str> = tail.into_iter().rev().collect();
+                    format!("; the server's stderr ends:\n{}", lines.join("\n"))
+                };
                 return Err(Fatal(format!(
-                    "no response to id {id} within {}ms",
+                    "no response to id {id} within {}ms{said}",
                     timeout.as_millis()
                 )));
             }
