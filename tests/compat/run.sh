@@ -147,9 +147,13 @@ if [ $CHECK -eq 1 ]; then
     echo "not ok compat: the matrix in README.md is not what this run produced (run tests/compat/run.sh)" >&2
     status=1
   fi
-  if ! cmp -s "$OUT/COMPATIBILITY.md" "$ROOT/COMPATIBILITY.md"; then
+  # How many cases saw a teardown finding depends on timing (a peer that outlives stdin
+  # for its own timer is caught or not within the exit wait), so that count is the last
+  # full run's and is not compared; which findings there are, is.
+  uncounted() { sed -E 's/seen in [0-9]+ cases?/seen in N cases/' "$1"; }
+  if ! diff <(uncounted "$ROOT/COMPATIBILITY.md") <(uncounted "$OUT/COMPATIBILITY.md") > "$OUT/compat.diff"; then
     echo "not ok compat: COMPATIBILITY.md is not what this run produced (run tests/compat/run.sh):" >&2
-    diff "$ROOT/COMPATIBILITY.md" "$OUT/COMPATIBILITY.md" | head -40 >&2
+    head -40 "$OUT/compat.diff" >&2
     status=1
   fi
 else
