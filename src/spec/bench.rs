@@ -260,6 +260,28 @@ impl Conn {
         })
     }
 
+    /// Starts `server_cmd` in `workdir` with `env` added to its environment.
+    pub(crate) fn start_with(
+        server_cmd: &str,
+        workdir: &std::path::Path,
+        env: &BTreeMap<String, String>,
+        timeout: Duration,
+    ) -> Result<Conn, String> {
+        let (cmdline, direct) = server_cmdline(server_cmd, "", &[]);
+        let server = Server::spawn(&cmdline, workdir, env, direct)?;
+        Ok(Conn {
+            server,
+            next_id: 0,
+            timeout,
+        })
+    }
+
+    /// One `tools/call`, answered (result or JSON-RPC error).
+    pub(crate) fn call_tool(&mut self, tool: &str, args: &Value) -> Result<Value, String> {
+        let msg = self.call_msg(tool, args);
+        self.request(&msg)
+    }
+
     /// `initialize` and `notifications/initialized`; returns the initialize result.
     pub(crate) fn initialize(&mut self) -> Result<Value, String> {
         let init = json!({"jsonrpc": "2.0", "id": self.alloc_id(), "method": "initialize",

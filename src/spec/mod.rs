@@ -22,7 +22,8 @@
 //! - [`runner`]: one case from start to end: options, workdir, outcome;
 //! - [`findings`]: teardown faults and the run's findings (pure); [`report`]: baselines,
 //!   scores, markdown and JSON;
-//! - [`record`], [`preflight`], [`bench`](mod@bench): `boris-spec record`, `smoke`/`lint`, `bench`.
+//! - [`record`], [`preflight`], [`bench`](mod@bench): `boris-spec record`, `smoke`/`lint`, `bench`;
+//!   [`hostile`]: `boris-spec hostile`, input generated from each tool's schema.
 
 pub mod adapter;
 pub mod bench;
@@ -31,6 +32,7 @@ pub mod bench_http;
 pub mod display;
 pub mod findings;
 pub mod fixtures;
+pub mod hostile;
 pub mod http;
 pub mod junit;
 pub mod matcher;

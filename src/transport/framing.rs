@@ -6,8 +6,10 @@
 //! `-32600` and no id (so the client cannot match it), and reads `tools/call` with
 //! non-object arguments as a *custom* method (`-32601`). Here:
 //!
-//! - not JSON (prose, a lone `\ud800` escape, a raw `0xFF` byte, nesting past the
-//!   parser's depth limit) → `-32700 Parse error`, id null;
+//! - not JSON (prose, a lone `\ud800` escape, a raw `0xFF` byte) → `-32700 Parse
+//!   error`, id null;
+//! - nesting past the parser's depth limit (128) → `-32600` with the request's id, found
+//!   by [`IdScanner`] (`boris-spec hostile` found the client waiting forever on id null);
 //! - a request for a known method whose params do not fit → `-32602 Invalid params`
 //!   with the request's id;
 //! - any other JSON that is not a message (`42`, `{}`, a batch, an id of the wrong
@@ -101,6 +103,20 @@ pub fn classify(input: &[u8]) -> Inbound {
             _ => Inbound::Message(Box::new(message)),
         },
         Err(e) => match e.classify() {
+            serde_json::error::Category::Syntax if too_deep(&e) => {
+                // Valid JSON the parser will not descend into: answered with the
+                // request's id when it has one, or the client waits forever.
+                let mut scan = IdScanner::new();
+                scan.feed(input);
+                match scan.id() {
+                    Some(id) => Inbound::Reply(invalid_request(
+                        id,
+                        "Invalid Request: the message nests arrays or objects more than 128 \
+                         deep, past what the server parses; no MCP request needs that",
+                    )),
+                    None => Inbound::Reply(parse_error(&e)),
+                }
+            }
             serde_json::error::Category::Syntax | serde_json::error::Category::Eof => {
                 Inbound::Reply(parse_error(&e))
             }
@@ -109,6 +125,11 @@ pub fn classify(input: &[u8]) -> Inbound {
             }
         },
     }
+}
+
+/// Whether serde_json stopped at its nesting limit (128) rather than at bad syntax.
+fn too_deep(e: &serde_json::Error) -> bool {
+    e.to_string().starts_with("recursion limit exceeded")
 }
 
 /// Valid JSON that rmcp could not read as a message.
@@ -472,6 +493,37 @@ mod tests {
         assert!(matches!(classify(&raw), Inbound::Reply(r) if r.code == PARSE_ERROR));
         let deep = format!("{}{}", "[".repeat(200_000), "]".repeat(200_000));
         assert!(matches!(classify(deep.as_bytes()), Inbound::Reply(r) if r.code == PARSE_ERROR));
+    }
+
+    #[test]
+    fn a_request_nested_past_the_limit_is_answered_with_its_id() {
+        // Found by `boris-spec hostile`: valid JSON, 600 arrays deep in an argument, was
+        // answered with id null, and the client's call never ended.
+        for (id, place) in [("46", "first"), ("\"a-1\"", "last")] {
+            let deep = format!("{}{}", "[".repeat(600), "]".repeat(600));
+            let call = format!(
+                r#""method":"tools/call","params":{{"name":"view","arguments":{{"path":{deep}}}}}"#
+            );
+            let msg = if place == "first" {
+                format!(r#"{{"jsonrpc":"2.0","id":{id},{call}}}"#)
+            } else {
+                format!(r#"{{"jsonrpc":"2.0",{call},"id":{id}}}"#)
+            };
+            let r = reply(&msg);
+            assert_eq!(r["error"]["code"], json!(INVALID_REQUEST), "{place}");
+            assert_eq!(
+                r["id"],
+                serde_json::from_str::<Value>(id).unwrap_or_default(),
+                "{place}"
+            );
+        }
+        // 128 deep is within the limit: an ordinary message.
+        let ok = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"ping","params":{{"_meta":{{"x":{}{}}}}}}}"#,
+            "[".repeat(100),
+            "]".repeat(100)
+        );
+        assert!(matches!(classify(ok.as_bytes()), Inbound::Message(_)));
     }
 
     #[test]

@@ -24,11 +24,12 @@
 //! could not be completed, 2 on usage errors.
 //!
 //! One module per subcommand: [`run`], [`check`], [`record`], [`bench`],
-//! [`preflight`] (`smoke`, `lint`), [`capabilities`].
+//! [`preflight`] (`smoke`, `lint`), [`capabilities`], [`hostile`].
 
 mod bench;
 mod capabilities;
 mod check;
+mod hostile;
 mod preflight;
 mod record;
 mod run;
@@ -71,6 +72,11 @@ enum Cmd {
     /// a live server and write it as a case: each answer becomes its step's
     /// expectation, checked once more by a replay.
     Record(record::RecordArgs),
+    /// Call every tool with input generated from its schema (hostile paths, payloads,
+    /// wrong types, shell text) by a seeded generator; check each call is answered,
+    /// well-formed, changes nothing when it fails and nothing outside the workdir ever.
+    /// A failure is shrunk and printed as a case to paste.
+    Hostile(hostile::HostileArgs),
 }
 
 fn main() -> ExitCode {
@@ -82,6 +88,7 @@ fn main() -> ExitCode {
         Cmd::Smoke(args) => preflight::smoke(&args),
         Cmd::Lint(args) => preflight::lint(&args),
         Cmd::Capabilities => capabilities::main(),
+        Cmd::Hostile(args) => hostile::main(args),
     }
 }
 

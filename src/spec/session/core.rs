@@ -61,6 +61,23 @@ pub(crate) fn id_key(id: &Value) -> String {
     id.to_string()
 }
 
+/// The id of a raw line sent to the server, unless it is a response: parsed, or found by
+/// the server's own scanner in valid JSON too deeply nested to parse (a server may still
+/// answer it with that id).
+pub(crate) fn line_id(line: &str) -> Option<Value> {
+    match serde_json::from_str::<Value>(line.trim_end()) {
+        Ok(v) if v.get("result").is_some() || v.get("error").is_some() => None,
+        Ok(v) => v.get("id").cloned(),
+        Err(e) if e.to_string().starts_with("recursion limit exceeded") => {
+            let mut scan = crate::transport::framing::IdScanner::new();
+            scan.feed(line.as_bytes());
+            scan.id()
+        }
+        // Not JSON: JSON-RPC answers it with a null id.
+        Err(_) => None,
+    }
+}
+
 impl Core {
     pub(crate) fn new(server: Server, case: &Case, timeout: Duration) -> Self {
         let mut reserved = HashSet::new();
@@ -68,9 +85,7 @@ impl Core {
             let id = match &s.action {
                 Action::Call { id, .. } | Action::Request { id, .. } => id.clone(),
                 Action::SendJson { message, .. } => message.get("id").cloned(),
-                Action::Send { line } => serde_json::from_str::<Value>(line)
-                    .ok()
-                    .and_then(|v| v.get("id").cloned()),
+                Action::Send { line } => line_id(line),
                 Action::HttpCall(c) => c.id.clone(),
                 Action::HttpRequest(q) => q.id.clone(),
                 Action::Http(h) => h.json.as_ref().and_then(|j| j.get("id").cloned()),

@@ -143,17 +143,8 @@ impl StdioSession {
             }
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
-                // What the server logged is all there is to go on for a hung call.
-                let said = self.core.server.stderr_text();
-                let tail: Vec<&str> = said.lines().rev().take(12).collect();
-                let said = if tail.is_empty() {
-                    String::new()
-                } else {
-                    let lines: Vec<&str> = tail.into_iter().rev().collect();
-                    format!("; the server's stderr ends:\n{}", lines.join("\n"))
-                };
                 return Err(Fatal(format!(
-                    "no response to id {id} within {}ms{said}",
+                    "no response to id {id} within {}ms",
                     timeout.as_millis()
                 )));
             }
@@ -268,10 +259,7 @@ impl StdioSession {
                 // The line's own id if it is not a response and its id is valid (a
                 // string or an integer), else a `null`-id response (what JSON-RPC
                 // answers to input it cannot parse, or to an id it cannot echo).
-                let id = serde_json::from_str::<Value>(line.trim_end())
-                    .ok()
-                    .filter(|v| v.get("result").is_none() && v.get("error").is_none())
-                    .and_then(|v| v.get("id").cloned())
+                let id = super::core::line_id(line)
                     .filter(|id| id.is_string() || id.is_i64() || id.is_u64())
                     .unwrap_or(Value::Null);
                 Some((self.wait_response(&id, timeout)?, false))
