@@ -31,7 +31,10 @@ fn help_tools(help: &str, profile: &str) -> Vec<String> {
 
 #[test]
 fn help_lists_every_tool_each_profile_serves() {
-    let out = Command::new(BIN).arg("--help").output().expect("run --help");
+    let out = Command::new(BIN)
+        .arg("--help")
+        .output()
+        .expect("run --help");
     assert!(out.status.success());
     let help = String::from_utf8(out.stdout).expect("utf-8 help");
     let dir = tempfile::tempdir().expect("tempdir");

@@ -135,12 +135,7 @@ impl ValueEnum for ToolProfile {
 
     fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
         let names = self.tool_names();
-        let help = format!(
-            "{} ({}): {}",
-            self.summary(),
-            names.len(),
-            names.join(", ")
-        );
+        let help = format!("{} ({}): {}", self.summary(), names.len(), names.join(", "));
         Some(clap::builder::PossibleValue::new(self.name()).help(help))
     }
 }
