@@ -15,7 +15,6 @@ const DOCS: &[&str] = &["README.md", "docs/clients.md"];
 /// Every block the documents must keep between them, by marker name.
 const EXPECTED: &[&str] = &[
     "quick-start",
-    "quick-start-http",
     "claude-code",
     "claude-desktop",
     "vscode",
