@@ -212,26 +212,41 @@ fn decisions() -> Vec<(u32, String)> {
     out
 }
 
-/// The cases and tests a decision names, found and missing: `spec/…yaml` paths (globs
-/// allowed), bare case file names found under `spec/`, `tests/…` and `scripts/…` files
-/// (CI runs them), and unit tests as `src/…rs::test_name`.
-fn named_evidence(text: &str, case_names: &BTreeSet<String>) -> (Vec<String>, Vec<String>) {
+/// What a decision names as its evidence.
+#[derive(Default)]
+struct Evidence {
+    /// Case files named exactly (a `spec/…yaml` path, or a file name only one case has).
+    cases: Vec<PathBuf>,
+    /// Other evidence that exists: globs and folders of cases, `tests/…` and `scripts/…`
+    /// files (CI runs them), unit tests as `src/…rs::test_name`.
+    other: Vec<String>,
+    /// Named but not there.
+    missing: Vec<String>,
+}
+
+fn named_evidence(text: &str, by_name: &BTreeMap<String, Vec<PathBuf>>) -> Evidence {
     let path = Regex::new(r"(?:^|[^\w/.])((?:spec|tests|scripts)/[\w./*{},-]+)").expect("regex");
     let bare = Regex::new(r"\b[\w-]+\.yaml\b").expect("regex");
     let unit = Regex::new(r"\b(src/[\w/]+\.rs)::(\w+)").expect("regex");
-    let (mut found, mut missing) = (Vec::new(), Vec::new());
+    let mut found = Evidence::default();
     for cap in unit.captures_iter(text) {
         let file = Path::new(ROOT).join(&cap[1]);
         let defined = std::fs::read_to_string(&file)
             .is_ok_and(|src| src.contains(&format!("fn {}(", &cap[2])));
-        if defined { &mut found } else { &mut missing }.push(cap[0].to_string());
+        let list = if defined {
+            &mut found.other
+        } else {
+            &mut found.missing
+        };
+        list.push(cap[0].to_string());
     }
     for cap in path.captures_iter(text) {
         let p = cap[1].trim_end_matches(['.', ',']);
         if !(p.ends_with(".yaml") || p.ends_with(".rs") || p.ends_with(".sh") || p.ends_with('/')) {
             continue;
         }
-        let exists = if p.contains(['*', '{']) {
+        let full = Path::new(ROOT).join(p);
+        if p.contains(['*', '{']) {
             let glob = globset::Glob::new(p).expect("a glob").compile_matcher();
             let mut all = Vec::new();
             files(
@@ -239,18 +254,38 @@ fn named_evidence(text: &str, case_names: &BTreeSet<String>) -> (Vec<String>, Ve
                 &[""],
                 &mut all,
             );
-            all.iter().any(|f| glob.is_match(rel(f)))
+            let list = if all.iter().any(|f| glob.is_match(rel(f))) {
+                &mut found.other
+            } else {
+                &mut found.missing
+            };
+            list.push(p.to_string());
+        } else if !full.exists() {
+            found.missing.push(p.to_string());
+        } else if p.starts_with("spec/") && p.ends_with(".yaml") && !p.starts_with("spec/adapters/")
+        {
+            found.cases.push(full);
         } else {
-            Path::new(ROOT).join(p).exists()
-        };
-        if exists { &mut found } else { &mut missing }.push(p.to_string());
-    }
-    for m in bare.find_iter(text) {
-        if case_names.contains(m.as_str()) {
-            found.push(m.as_str().to_string());
+            found.other.push(p.to_string());
         }
     }
-    (found, missing)
+    for m in bare.find_iter(text) {
+        if let Some([only]) = by_name.get(m.as_str()).map(Vec::as_slice)
+            && !found.cases.contains(only)
+        {
+            found.cases.push(only.clone());
+        }
+    }
+    found
+}
+
+/// A case's `source:` line.
+fn source_line(case: &Path) -> String {
+    read(case)
+        .lines()
+        .find(|l| l.starts_with("source:"))
+        .unwrap_or_default()
+        .to_string()
 }
 
 #[test]
@@ -263,21 +298,37 @@ fn every_decision_has_an_id_and_a_case_and_every_citation_a_decision() {
     }
     let mut specs = Vec::new();
     files(&Path::new(ROOT).join("spec"), &[".yaml"], &mut specs);
-    let case_names: BTreeSet<String> = specs
+    let mut by_name: BTreeMap<String, Vec<PathBuf>> = BTreeMap::new();
+    for spec in specs
         .iter()
-        .filter_map(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
-        .collect();
+        .filter(|p| !rel(p).starts_with("spec/adapters/"))
+    {
+        if let Some(name) = spec.file_name() {
+            let entry = by_name.entry(name.to_string_lossy().into_owned());
+            entry.or_default().push(spec.clone());
+        }
+    }
     let mut problems = Vec::new();
     for (id, text) in &decisions {
         if text.contains(&format!("**DEC-{id}.** ~~")) {
             continue; // struck through whole: replaced, and says by what
         }
-        let (found, missing) = named_evidence(text, &case_names);
-        if found.is_empty() {
+        let evidence = named_evidence(text, &by_name);
+        if evidence.cases.is_empty() && evidence.other.is_empty() {
             problems.push(format!("DEC-{id} names no case or test that exists"));
         }
-        for m in missing {
+        for m in evidence.missing {
             problems.push(format!("DEC-{id} names {m}, which does not exist"));
+        }
+        // Both ways: a case the decision names cites it in its source.
+        let cited = Regex::new(&format!(r"\bDEC-{id}\b")).expect("regex");
+        for case in evidence.cases {
+            if !cited.is_match(&source_line(&case)) {
+                problems.push(format!(
+                    "DEC-{id} names {}, whose source: does not cite DEC-{id}",
+                    rel(&case)
+                ));
+            }
         }
     }
     // Citations: spec sources, code comments, tests, documents.
