@@ -327,6 +327,12 @@ fn every_decision_has_an_id_and_a_case_and_every_citation_a_decision() {
         }
     }
     let mut problems = Vec::new();
+    let index = read(&Path::new(ROOT).join("docs/decisions.md"));
+    for (id, _) in &decisions {
+        if !index.contains(&format!("[{id}](#dec-{id})")) {
+            problems.push(format!("DEC-{id} is in no row of the topic table"));
+        }
+    }
     for (id, text) in &decisions {
         if text.contains(&format!("**DEC-{id}.** ~~")) {
             continue; // struck through whole: replaced, and says by what
