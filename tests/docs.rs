@@ -402,3 +402,56 @@ fn readme_keeps_the_two_commands_and_the_matrix_markers() {
         "matrix.py's markers changed"
     );
 }
+
+/// ARCHITECTURE.md's code map stays true to the tree: every path it names exists, and
+/// every source file under `src/` has its line (a `mod.rs` is covered by its folder's
+/// other lines, a folder named with a trailing `/` covers its files).
+#[test]
+fn the_code_map_names_every_source_file_and_nothing_gone() {
+    let text = read(&Path::new(ROOT).join("ARCHITECTURE.md"));
+    let start = text.find("## Code map").expect("a code map");
+    let end = text[start..]
+        .find("\n## ")
+        .map_or(text.len(), |e| start + e);
+    let mut named = BTreeSet::new();
+    let mut fenced = false;
+    for line in text[start..end].lines() {
+        if line.starts_with("```") {
+            fenced = !fenced;
+        } else if fenced && !line.starts_with(' ') && !line.is_empty() {
+            for word in line.split_whitespace().take(2) {
+                let word = word.trim_end_matches(',');
+                if word.contains(['/', '.']) && !word.contains('<') {
+                    named.insert(word.to_string());
+                }
+                if !word.ends_with(',') {
+                    break;
+                }
+            }
+        }
+    }
+    let mut problems: Vec<String> = named
+        .iter()
+        .filter(|p| !Path::new(ROOT).join(p).exists())
+        .map(|p| format!("the code map names {p}, which does not exist"))
+        .collect();
+    let mut sources = Vec::new();
+    files(&Path::new(ROOT).join("src"), &[".rs"], &mut sources);
+    for source in sources {
+        let path = rel(&source);
+        let covered = named.contains(&path)
+            || path.ends_with("/mod.rs")
+            || named
+                .iter()
+                .any(|n| n.ends_with('/') && path.starts_with(n.as_str()));
+        if !covered {
+            problems.push(format!("{path} has no line in ARCHITECTURE.md's code map"));
+        }
+    }
+    assert!(
+        named.len() > 100,
+        "only {} paths found in the code map",
+        named.len()
+    );
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
