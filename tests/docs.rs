@@ -49,9 +49,13 @@ fn files(dir: &Path, exts: &[&str], out: &mut Vec<PathBuf>) {
     }
 }
 
+/// Every Markdown file of ours, but the drafts in docs/pending/ (written on branches that
+/// could not know where their text would land; the merger folds them in and checks them).
 fn markdown_files() -> Vec<PathBuf> {
     let mut out = Vec::new();
     files(Path::new(ROOT), &[".md"], &mut out);
+    let pending = Path::new(ROOT).join("docs/pending");
+    out.retain(|f| !f.starts_with(&pending) || f.ends_with("README.md"));
     out.sort();
     out
 }
