@@ -647,7 +647,7 @@ and the rest the temp-file protocol (create, write, chown, fsync, rename, close)
   Each result must hold the marker of line 100 / line 1,200,000. One call of each
   precedes the p50 samples, and the tail's is shown on its own row: Boris counts the
   file's lines into its cached line index then. The file is at least 2.2 s old when the
-  reads start (Boris's racy-timestamp window, see CONTRIBUTING.md).
+  reads start (Boris's racy-timestamp window, DEC-5 in docs/decisions.md).
 - Edits: Boris `str_replace`, server-filesystem `edit_file`, desktop-commander `edit_block`;
   alternating `{ft.TOKEN_A} → {ft.TOKEN_B}` and back, so every call changes the file, each checked by
   reading the file back (untimed). Boris fsyncs; the others do not.

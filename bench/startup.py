@@ -7,7 +7,7 @@ Each binary is started as `BINARY --transport stdio --workdir <empty temp dir>`;
 clock runs from just before the spawn to reading the answer's line. The binaries take
 turns (A B A B ...) so a drift in the machine's speed hits them alike; the medians are
 printed side by side with their ratio to the first. Used to choose the release profile
-(issue 11; figures in the README's Install section).
+(issue 11; figures in docs/install.md).
 """
 import argparse
 import json

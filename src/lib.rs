@@ -2,7 +2,7 @@
 //!
 //! The crate is a library so that the pure pieces (truncation, range clamping, path
 //! resolution, the spec harness) can be property-tested and fuzzed on their own; the
-//! `boris` binary is a thin `main` over [`config`] and [`transport`]. See CONTRIBUTING.md
+//! `boris` binary is a thin `main` over [`config`] and [`transport`]. See ARCHITECTURE.md
 //! for the code map and the invariants.
 
 pub mod beneath;

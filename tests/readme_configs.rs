@@ -1,14 +1,20 @@
-//! The README's client configuration blocks are copy-paste material: each one marked
-//! `<!-- readme-config: NAME -->` must parse (JSON or TOML), and every `boris` command in
-//! it must be accepted by `boris … --check-config`. A block that goes missing fails too.
+//! The client configuration blocks of the README and docs/clients.md are copy-paste
+//! material: each one marked `<!-- readme-config: NAME -->` must parse (JSON or TOML), and
+//! every `boris` command in it must be accepted by `boris … --check-config`. A block that
+//! goes missing from both fails too.
 
 use std::path::Path;
 use std::process::Command;
 
 const BIN: &str = env!("CARGO_BIN_EXE_boris");
 
-/// Every block the README must keep, by marker name.
+/// The documents that hold the blocks: the README's quick start and one client, the rest
+/// in docs/clients.md (issue 28 §4).
+const DOCS: &[&str] = &["README.md", "docs/clients.md"];
+
+/// Every block the documents must keep between them, by marker name.
 const EXPECTED: &[&str] = &[
+    "quick-start",
     "claude-code",
     "claude-desktop",
     "vscode",
@@ -118,12 +124,18 @@ fn check_server(block: &str, entry: &serde_json::Value, project: &Path) {
 
 #[test]
 fn every_readme_config_block_parses_and_boris_accepts_it() {
-    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"))
-        .expect("read README.md");
-    let blocks = blocks(&readme);
+    let mut blocks = Vec::new();
+    for doc in DOCS {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(doc);
+        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {doc}: {e}"));
+        blocks.extend(self::blocks(&text));
+    }
     let names: Vec<&str> = blocks.iter().map(|b| b.name.as_str()).collect();
     for expected in EXPECTED {
-        assert!(names.contains(expected), "README lost the {expected} block");
+        assert!(
+            names.contains(expected),
+            "the {expected} block is in none of {DOCS:?}"
+        );
     }
     let project = tempfile::tempdir().expect("tempdir");
     for block in &blocks {

@@ -196,7 +196,7 @@ fn a_generated_token_is_not_readable_from_a_stderr_file() {
 /// S3: what the status line claims of pathname Unix sockets outside the writable
 /// directories before Landlock ABI 9, tested both ways: one that is there when the
 /// session starts is refused; one made after (by a process outside the sandbox) is
-/// reached. When the second fails to connect, the claim (and README) can be made whole.
+/// reached. When the second fails to connect, the claim (and docs/security.md) can be made whole.
 #[test]
 fn unix_sockets_outside_are_closed_as_found_at_the_session_start() {
     use std::os::unix::net::UnixListener;
@@ -251,7 +251,7 @@ fn unix_sockets_outside_are_closed_as_found_at_the_session_start() {
     assert!(
         second.contains("late reached"),
         "a socket made after the session's start is now refused: make the status line and \
-         README say so: {second}"
+         docs/security.md say so: {second}"
     );
     drop((early, late));
 }

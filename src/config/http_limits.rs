@@ -1,7 +1,7 @@
 //! The HTTP transport's limits against hostile load (issue 27): how long a connection may
 //! stay silent, how many may be open, how many sessions may live, how long a body may
-//! take. Each is a flag with a `BORIS_*` twin; CONTRIBUTING's decisions say why each
-//! default is what it is.
+//! take. Each is a flag with a `BORIS_*` twin; docs/decisions.md (DEC-50) says why
+//! each default is what it is.
 
 use super::values::parse_seconds;
 use std::time::Duration;

@@ -35,22 +35,30 @@ pub enum ViewBeforeEdit {
     False,
 }
 
-/// Which tool shapes the server registers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+/// Which tool shapes the server registers. Its `--help` lists each profile's tools from
+/// the tool table (`tool_name.rs`), so the list cannot go stale as tools are added.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ToolProfile {
-    /// Boris's own: view, str_replace, create_file, bash, grep, glob, task_output, task_stop.
+    /// Boris's own tools.
     Default,
     /// Anthropic's text-editor tool (str_replace_editor) instead of the split file tools.
     AnthropicCompat,
-    /// Claude Code's built-in tools: Bash, Read, Edit, Write, NotebookEdit, Grep, Glob,
-    /// TaskOutput, TaskStop.
+    /// Claude Code's built-in tools.
     ClaudeCode,
-    /// Gemini CLI's tools: read_file, read_many_files, list_directory, write_file,
-    /// replace, run_shell_command, glob, grep_search.
+    /// Gemini CLI's tools.
     GeminiCli,
-    /// Codex's read, list and search tools: read_file, list_dir, grep_files.
+    /// Codex's tools.
     Codex,
 }
+
+/// The file tools `str_replace_editor` stands in for under `anthropic-compat`.
+const TEXT_EDITOR_REPLACES: &[ToolName] = &[
+    ToolName::View,
+    ToolName::StrReplace,
+    ToolName::MultiEdit,
+    ToolName::CreateFile,
+    ToolName::UndoEdit,
+];
 
 impl ToolProfile {
     /// The family of tools the profile offers.
@@ -62,6 +70,73 @@ impl ToolProfile {
             ToolProfile::GeminiCli => Family::GeminiCli,
             ToolProfile::Codex => Family::Codex,
         }
+    }
+
+    /// The tools the profile can offer with nothing disabled (`--bash-profile boris`),
+    /// sorted as `tools/list` shows them: its family's rows, where `anthropic-compat`
+    /// trades the split file tools and the terminal tools for `str_replace_editor` and
+    /// the default has no `str_replace_editor`; Boris's `apply_patch` is added to a family
+    /// without one of its own (every profile offers it). What `--disable-tools`,
+    /// `--no-bash` or a missing language server take away is not subtracted.
+    pub fn tool_names(self) -> Vec<&'static str> {
+        let compat = self == ToolProfile::AnthropicCompat;
+        let mut names: Vec<&'static str> = ToolName::all()
+            .filter(|t| t.family() == self.family())
+            .filter(|&t| match t {
+                ToolName::StrReplaceEditor => compat,
+                t if TEXT_EDITOR_REPLACES.contains(&t) || t.is_terminal_tool() => !compat,
+                _ => true,
+            })
+            .map(ToolName::as_str)
+            .collect();
+        let patch = ToolName::ApplyPatch.as_str();
+        if !names.contains(&patch) {
+            names.push(patch);
+        }
+        names.sort_unstable();
+        names
+    }
+
+    /// What the profile is, before its tool list.
+    fn summary(self) -> &'static str {
+        match self {
+            ToolProfile::Default => "Boris's own tools",
+            ToolProfile::AnthropicCompat => {
+                "Anthropic's text-editor tool instead of the split file tools"
+            }
+            ToolProfile::ClaudeCode => "Claude Code's built-in tools",
+            ToolProfile::GeminiCli => "Gemini CLI's tools",
+            ToolProfile::Codex => "Codex's tools",
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            ToolProfile::Default => "default",
+            ToolProfile::AnthropicCompat => "anthropic-compat",
+            ToolProfile::ClaudeCode => "claude-code",
+            ToolProfile::GeminiCli => "gemini-cli",
+            ToolProfile::Codex => "codex",
+        }
+    }
+}
+
+/// By hand rather than derived, so each value's help is generated from the tool table.
+impl ValueEnum for ToolProfile {
+    fn value_variants<'a>() -> &'a [Self] {
+        &[
+            ToolProfile::Default,
+            ToolProfile::AnthropicCompat,
+            ToolProfile::ClaudeCode,
+            ToolProfile::GeminiCli,
+            ToolProfile::Codex,
+        ]
+    }
+
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        let names = self.tool_names();
+        let help = format!("{} ({}): {}", self.summary(), names.len(), names.join(", "));
+        Some(clap::builder::PossibleValue::new(self.name()).help(help))
     }
 }
 

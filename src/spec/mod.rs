@@ -3,7 +3,7 @@
 //! over streamable HTTP (raw HTTP/1.1 requests).
 //!
 //! Used by the `boris-spec` binary and by `tests/spec.rs`. The format is documented in
-//! CONTRIBUTING.md ("The spec case format").
+//! docs/spec-format.md.
 //!
 //! From the bottom up:
 //!

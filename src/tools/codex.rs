@@ -1,5 +1,5 @@
 //! `--tool-profile codex` (issue 19 §3): Codex's read, list and search tools with their
-//! names, parameters, defaults and result texts (openai/codex `codex-rs`; CONTRIBUTING
+//! names, parameters, defaults and result texts (openai/codex `codex-rs`; DEC-32
 //! records the source), over Boris's engines. `exec_command` and `write_stdin` are
 //! `codex_exec`'s, `apply_patch` is `apply_patch::codex_tool` (Codex's words).
 //!

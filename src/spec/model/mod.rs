@@ -5,7 +5,7 @@
 //! struct with every key optional, then converted (`try_from`) into a clean enum; the
 //! conversion checks that exactly one action key is present and that the other keys
 //! make sense for it (the keys each kind takes are one table, `step_kind`). See
-//! CONTRIBUTING.md ("The spec case format") for the user-facing description.
+//! docs/spec-format.md for the user-facing description.
 //!
 //! - `files`: fixtures (`files:`, `write:`) and file checks (`check_files:`);
 //! - `expect`: what a step expects of a response;

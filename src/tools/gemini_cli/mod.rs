@@ -1,6 +1,6 @@
 //! `--tool-profile gemini-cli` (issue 19 §3): Gemini CLI's tools with their current
 //! names, parameters, defaults and result texts (google-gemini/gemini-cli,
-//! `packages/core/src/tools`, as of August 2026; CONTRIBUTING records the source), each
+//! `packages/core/src/tools`, as of August 2026; DEC-32 records the source), each
 //! a thin shape over Boris's engines, so a Gemini model uses Boris unchanged and keeps
 //! every guarantee (scope, view-before-edit, atomic byte-faithful writes, CRLF rules,
 //! bounded output, the sandbox, `[CODE]` errors).
