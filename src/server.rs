@@ -25,6 +25,8 @@ pub struct BorisServer {
     /// Over HTTP, the workspace that requests without a session (the stateless
     /// 2026-07-28 era) share.
     stateless_ws: Option<Arc<Workspace>>,
+    /// Whether this session was last shown the code-intelligence tools (`listing`).
+    shown: Arc<tools::listing::Shown>,
 }
 
 impl BorisServer {
@@ -34,6 +36,7 @@ impl BorisServer {
             _session_tasks: Arc::new(crate::mcp_tasks::SessionTasks(ws.mcp_tasks.clone())),
             ctx: Ctx { shared, ws },
             stateless_ws: None,
+            shown: Default::default(),
         }
     }
 
@@ -122,6 +125,11 @@ impl ServerHandler for BorisServer {
             .enable_tools()
             .enable_resources()
             .build();
+        if tools::listing::may_change(&self.ctx.shared)
+            && let Some(tools) = capabilities.tools.as_mut()
+        {
+            tools.list_changed = Some(true);
+        }
         if self.ctx.shared.config.task_after.is_some() {
             capabilities
                 .extensions
@@ -141,11 +149,21 @@ impl ServerHandler for BorisServer {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        Ok(ListToolsResult::with_all_items(
-            self.ctx.shared.tools.clone(),
-        ))
+        let shared = &self.ctx.shared;
+        if !tools::listing::may_change(shared) {
+            return Ok(ListToolsResult::with_all_items(shared.tools.clone()));
+        }
+        let servers = tools::listing::servers_installed(&shared.config);
+        if self.shown.settle(servers) {
+            // The answer below is already the new list; the notification tells a client
+            // that caches the list (or lists on another path) to drop its copy.
+            let _ = context.peer.notify_tool_list_changed().await;
+        }
+        Ok(ListToolsResult::with_all_items(tools::listing::visible(
+            shared, servers,
+        )))
     }
 
     // Boris declares tools and resources (the spill files of cut command output, issue 12
@@ -298,6 +316,7 @@ impl ServerHandler for BorisServer {
             .and_then(|v| v.to_str().ok())
             .map(str::to_string);
         let ct = context.ct.clone();
+        let peer = context.peer.clone();
         let result = tokio::select! {
             result = self.run_tool(request, context) => result,
             _ = drain.ended().cancelled() => Err(McpError::internal_error(
@@ -314,11 +333,33 @@ impl ServerHandler for BorisServer {
             started.elapsed(),
             &outcome,
         );
+        self.after_command(&tool, peer);
         result
     }
 }
 
 impl BorisServer {
+    /// After a command (which may have installed or removed a language server), checks
+    /// off the call's path whether the listing changed, and says so (`listing`).
+    fn after_command(&self, tool: &str, peer: rmcp::Peer<RoleServer>) {
+        let shared = self.ctx.shared.clone();
+        let runs_commands = tool_name_in(&shared, tool).is_some_and(|t| t.runs_commands());
+        if !runs_commands || !tools::listing::may_change(&shared) {
+            return;
+        }
+        let shown = self.shown.clone();
+        tokio::spawn(async move {
+            let check = tokio::task::spawn_blocking(move || {
+                tools::listing::servers_installed(&shared.config)
+            });
+            if let Ok(servers) = check.await
+                && shown.settle(servers)
+            {
+                let _ = peer.notify_tool_list_changed().await;
+            }
+        });
+    }
+
     async fn run_tool(
         &self,
         request: CallToolRequestParams,
@@ -369,4 +410,9 @@ impl BorisServer {
             )),
         }
     }
+}
+
+/// The tool `name` names in this server's profile.
+fn tool_name_in(shared: &Shared, name: &str) -> Option<crate::tool_name::ToolName> {
+    crate::tool_name::ToolName::lookup(shared.config.tool_profile.family(), name)
 }

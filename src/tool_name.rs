@@ -31,6 +31,33 @@ pub enum Family {
     Codex,
 }
 
+/// The groups `--tools` selects (issue 28 §6), so a user can serve fewer tools and a
+/// model read fewer descriptions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, clap::ValueEnum)]
+pub enum ToolGroup {
+    /// Read, edit, write, search, and the profile's shell.
+    Core,
+    /// `apply_patch`.
+    Patch,
+    /// The terminal sessions (`terminal_*`; default profile).
+    Terminal,
+    /// Code intelligence from language servers (`diagnostics`, `definition`, …, `LSP`).
+    Code,
+    /// The shell's background tasks (`task_output`, `task_stop`; beside the shell only).
+    Tasks,
+}
+
+impl ToolGroup {
+    /// Every group: `--tools`' default.
+    pub const ALL: [ToolGroup; 5] = [
+        ToolGroup::Core,
+        ToolGroup::Patch,
+        ToolGroup::Terminal,
+        ToolGroup::Code,
+        ToolGroup::Tasks,
+    ];
+}
+
 /// One row per tool: its name on the wire, its family, and (for another contract's
 /// tools) the Boris tool it stands for, which `--disable-tools` also accepts for it.
 struct Row {
@@ -202,6 +229,44 @@ impl ToolName {
     /// Codex's command session tools: registered together, beside a shell.
     pub fn is_codex_exec_tool(self) -> bool {
         matches!(self, ToolName::CxExecCommand | ToolName::CxWriteStdin)
+    }
+
+    /// The `--tools` group the tool belongs to.
+    pub fn group(self) -> ToolGroup {
+        use ToolName::*;
+        match self {
+            Bash | View | StrReplace | MultiEdit | CreateFile | UndoEdit | StrReplaceEditor
+            | Grep | Glob => ToolGroup::Core,
+            CcBash | CcRead | CcEdit | CcMultiEdit | CcWrite | CcNotebookEdit | CcGrep | CcGlob => {
+                ToolGroup::Core
+            }
+            GmReadFile | GmReadManyFiles | GmListDirectory | GmWriteFile | GmReplace | GmShell
+            | GmGlob | GmGrep => ToolGroup::Core,
+            CxReadFile | CxListDir | CxGrepFiles | CxExecCommand | CxWriteStdin => ToolGroup::Core,
+            ApplyPatch | CxApplyPatch => ToolGroup::Patch,
+            TerminalStart | TerminalWrite | TerminalRead | TerminalResize | TerminalStop => {
+                ToolGroup::Terminal
+            }
+            Diagnostics | Definition | References | Hover | Symbols | Rename | LanguageServers
+            | CcLsp => ToolGroup::Code,
+            TaskOutput | TaskStop | CcTaskOutput | CcTaskStop => ToolGroup::Tasks,
+        }
+    }
+
+    /// A code-intelligence tool that can only answer `[LSP_UNAVAILABLE]` without a
+    /// language server: listed only while one is installed (issue 28 §6).
+    /// `language_servers` is not one: it tells the model what to install.
+    pub fn needs_language_server(self) -> bool {
+        self.group() == ToolGroup::Code && self != ToolName::LanguageServers
+    }
+
+    /// A tool that runs commands, which may install (or remove) a language server.
+    pub fn runs_commands(self) -> bool {
+        use ToolName::*;
+        matches!(
+            self,
+            Bash | CcBash | GmShell | CxExecCommand | CxWriteStdin | TerminalStart | TerminalWrite
+        )
     }
 
     /// The task tools make sense only beside a shell.

@@ -16,7 +16,7 @@ pub use http_limits::HttpLimits;
 
 pub use values::{TaskAfter, parse_seconds, parse_size, parse_task_after, split_env_list};
 
-use crate::tool_name::ToolName;
+use crate::tool_name::{ToolGroup, ToolName};
 use clap::{Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -244,6 +244,22 @@ pub struct Cli {
     /// Tool names not to register (repeatable). Env: BORIS_DISABLE_TOOLS (comma-separated).
     #[arg(long = "disable-tools", value_name = "TOOL")]
     pub disable_tools: Vec<String>,
+
+    /// Tool groups to serve, comma-separated: core (read, edit, write, search, the shell),
+    /// patch (apply_patch), terminal (terminal_*), code (language-server tools; those
+    /// needing a server are listed while one is installed), tasks (task_output, task_stop,
+    /// beside the shell only). A group the profile lacks adds nothing; --disable-tools and
+    /// --no-bash then remove single tools. Default: all.
+    #[arg(
+        long = "tools",
+        env = "BORIS_TOOLS",
+        value_name = "GROUP,…",
+        value_enum,
+        value_delimiter = ',',
+        num_args = 1..,
+        default_value = "core,patch,terminal,code,tasks"
+    )]
+    pub tool_groups: Vec<ToolGroup>,
 
     /// Largest file view and create_file handle: 10MB, 512KB, 1GB or plain bytes.
     #[arg(long, env = "BORIS_MAX_FILE_SIZE", default_value = "10MB", value_parser = parse_size)]
@@ -486,6 +502,8 @@ pub struct Config {
     pub allow_dirs: Vec<PathBuf>,
     pub deny_patterns: Vec<String>,
     pub disabled_tools: Vec<String>,
+    /// `--tools`: the groups served.
+    pub tool_groups: Vec<ToolGroup>,
     pub max_file_size: u64,
     /// `--tool-profile anthropic-compat` (or `--anthropic-compat`).
     pub anthropic_compat: bool,
@@ -544,5 +562,10 @@ impl Config {
     pub fn tool_enabled(&self, tool: ToolName) -> bool {
         let named = |t: ToolName| self.disabled_tools.iter().any(|d| d == t.as_str());
         !(named(tool) || tool.boris_twin().is_some_and(named))
+    }
+
+    /// Whether `--tools` selected `tool`'s group.
+    pub fn group_selected(&self, tool: ToolName) -> bool {
+        self.tool_groups.contains(&tool.group())
     }
 }

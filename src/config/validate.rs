@@ -254,6 +254,7 @@ impl Cli {
             allow_dirs,
             deny_patterns,
             disabled_tools,
+            tool_groups: self.tool_groups,
             max_file_size: self.max_file_size,
             anthropic_compat: tool_profile == ToolProfile::AnthropicCompat,
             tool_profile,

@@ -20,19 +20,15 @@ use std::time::Duration;
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct BashArgs {
-    /// The command to run. It runs in bash (or sh where bash is missing) in the
-    /// session's working directory, which persists across calls (`cd` sticks).
+    /// The command (bash, else sh).
     pub command: String,
-    /// Timeout in milliseconds (default: the server's --timeout, 120000 unless set; at
-    /// most 600000). On timeout the command's process group gets SIGTERM, then SIGKILL
-    /// after 5 seconds.
+    /// Milliseconds (default 120000, at most 600000); then the process group is killed.
     #[serde(default)]
     pub timeout: Option<u64>,
-    /// Run in the background and return a task_id at once; follow it with task_output
-    /// and stop it with task_stop.
+    /// Return a task_id at once; follow it with task_output, stop it with task_stop.
     #[serde(default)]
     pub run_in_background: Option<bool>,
-    /// A short description of what the command does (for logs; optional).
+    /// What the command does, for logs.
     #[serde(default)]
     pub description: Option<String>,
 }
@@ -41,15 +37,12 @@ pub fn tool() -> Tool {
     define::<BashArgs>(
         ToolName::Bash,
         "Run a shell command",
-        "Run a shell command in bash. The working directory persists between calls (cd \
-         sticks); environment changes do not. stdin is /dev/null, so interactive commands \
-         fail rather than hang. The result gives exit_code (a non-zero exit is not a tool \
-         error) and the stdout and stderr sections, each cut to its first 30000 characters; \
-         the full output is then saved to a file named in the notice, readable with view or \
-         grep. timeout is in milliseconds (default 120000, max 600000). What it starts in \
-         the background (`&`, nohup) keeps running after it ends, until the session ends; \
-         for servers and other long jobs use run_in_background, then task_output and \
-         task_stop.",
+        "Run a shell command. The working directory persists between calls (cd sticks); \
+         environment changes do not. stdin is /dev/null, so interactive commands fail rather \
+         than hang. Answers with exit_code (non-zero is not a tool error) and stdout and \
+         stderr, each cut to its first 30000 characters (the whole output is saved to a file \
+         the notice names). Jobs started with & outlive the call, until the session ends; for \
+         servers and other long jobs use run_in_background.",
         runs_commands("Run a shell command"),
     )
 }

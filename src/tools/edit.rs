@@ -16,21 +16,20 @@ use serde::Deserialize;
 pub struct StrReplaceArgs {
     /// The file to edit: absolute, or relative to the working directory.
     pub path: String,
-    /// The exact text to replace, including whitespace and indentation. It must occur
-    /// exactly once unless replace_all is true. Give old_str or edits, not both.
+    /// The exact text to replace, whitespace included; it must occur once unless
+    /// replace_all.
     #[serde(default)]
     pub old_str: Option<String>,
-    /// The replacement text. Empty or omitted deletes old_str.
+    /// The replacement (empty or omitted: delete old_str).
     #[serde(default)]
     pub new_str: Option<String>,
-    /// Replace every occurrence instead of requiring a unique match.
+    /// Replace every occurrence.
     #[serde(default)]
     pub replace_all: Option<bool>,
-    /// Several edits of this file in one call, instead of old_str/new_str: applied in
-    /// order, each to the result of the ones before it, all or nothing.
+    /// Instead of old_str/new_str: several edits, applied in order, all or nothing.
     #[serde(default)]
     pub edits: Option<Vec<EditSpec>>,
-    /// Write nothing; return the unified diff the edit would make.
+    /// Write nothing; return the diff.
     #[serde(default)]
     pub dry_run: Option<bool>,
 }
@@ -39,14 +38,14 @@ pub struct StrReplaceArgs {
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[schemars(inline)]
 pub struct EditSpec {
-    /// The exact text to replace; it must occur exactly once (in the file as the edits
-    /// before this one left it) unless replace_all is true.
+    /// The exact text to replace; it must occur once (after the edits before it) unless
+    /// replace_all.
     #[serde(alias = "old_string")]
     pub old_str: String,
-    /// The replacement text. Empty or omitted deletes old_str.
+    /// The replacement (empty or omitted: delete old_str).
     #[serde(default, alias = "new_string")]
     pub new_str: Option<String>,
-    /// Replace every occurrence instead of requiring a unique match.
+    /// Replace every occurrence.
     #[serde(default)]
     pub replace_all: Option<bool>,
 }
@@ -55,14 +54,9 @@ pub fn tool() -> Tool {
     define::<StrReplaceArgs>(
         ToolName::StrReplace,
         "Replace text in a file",
-        "Replace an exact string in a file. old_str must match the file byte for byte \
-         (whitespace included) and occur exactly once, unless replace_all is true. new_str \
-         empty or omitted deletes the text. For several changes to one file, give edits \
-         (a list of {old_str, new_str, replace_all}) instead: applied in order, all or \
-         nothing. The result shows the change as a unified diff; dry_run: true writes \
-         nothing and returns that diff. The file must have \
-         been viewed in this session and not changed on disk since. Line endings, encoding \
-         and file mode are preserved.",
+        "Replace an exact string in a file; answers with the unified diff. old_str must \
+         match byte for byte and occur once, unless replace_all. View the file first (and \
+         again if it changed on disk). Line endings, encoding and mode are preserved.",
         writes("Replace text in a file", false),
     )
 }
@@ -110,9 +104,9 @@ pub fn run(ctx: &Ctx, args: StrReplaceArgs) -> ToolResult<CallToolResult> {
 pub struct MultiEditArgs {
     /// The file to edit: absolute, or relative to the working directory.
     pub path: String,
-    /// The edits, applied in order, each to the result of the ones before it.
+    /// Applied in order, each to the result of the ones before it.
     pub edits: Vec<EditSpec>,
-    /// Write nothing; return the unified diff the edits would make.
+    /// Write nothing; return the diff.
     #[serde(default)]
     pub dry_run: Option<bool>,
 }
@@ -121,13 +115,10 @@ pub fn multi_tool() -> Tool {
     define::<MultiEditArgs>(
         ToolName::MultiEdit,
         "Make several edits to one file",
-        "Make several exact-string replacements in one file in one call. Each edit's \
-         old_str must match byte for byte and occur exactly once (unless its replace_all is \
-         true) in the file as the edits before it left it. All or nothing: if any edit \
-         fails, nothing is written and the error names the edit and the closest region. \
-         One atomic write; returns a unified diff of the change. dry_run: true writes \
-         nothing and returns the diff. The file must have been viewed in this session and \
-         not changed on disk since. Line endings, encoding and file mode are preserved.",
+        "Several exact-string replacements in one file, all or nothing, in one write; \
+         answers with the unified diff. If an edit fails, nothing is written and the error \
+         names it and the closest text. View the file first (and again if it changed on \
+         disk). Line endings, encoding and mode are preserved.",
         writes("Make several edits to one file", false),
     )
 }
@@ -194,12 +185,17 @@ pub fn edit_file(
             changes[0].replace_all.unwrap_or(false),
         )
     };
-    ctx.ws
-        .record_write(&path.real, Some(content.clone()), &new_content);
+    // The old bytes move into the undo history; a copy is kept only when a language
+    // server will compare them (a second copy of a 20 MB file was issue 28 §8's 3.0×).
+    let checked_before = super::code::covered(ctx, path).then(|| content.clone());
+    ctx.ws.record_write(&path.real, Some(content), &new_content);
     // The language server's answer is waited for without the file's lock: another edit
     // of the file need not wait for it.
     drop(lock);
-    let note = super::code::after_write(ctx, path, Some(&content), &new_content);
+    let note = match checked_before {
+        Some(before) => super::code::after_write(ctx, path, Some(&before), &new_content),
+        None => None,
+    };
     Ok(super::code::with_diagnostics(text_result(result), note))
 }
 

@@ -66,9 +66,8 @@ fn output_mode_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
     schemars::json_schema!({
         "type": "string",
         "enum": ["files_with_matches", "content", "count"],
-        "description": "`files_with_matches` (default): paths of matching files, newest first. \
-            `content`: matching lines as `path:line:text` (context lines `path-line-text`). \
-            `count`: matching lines per file as `path:count`."
+        "description": "files_with_matches (default): paths, newest first. content: \
+            `path:line:text` lines (context `path-line-text`). count: `path:count`."
     })
 }
 
@@ -86,17 +85,13 @@ fn compat_output_mode_schema(_: &mut schemars::SchemaGenerator) -> schemars::Sch
 #[schemars(rename = "GrepArgs")]
 #[allow(dead_code)]
 struct GrepSchema {
-    /// The regular expression to search for (Rust regex syntax, as ripgrep: `\bfoo\b`,
-    /// `fn\s+\w+`, `log.*Error`). Escape literal braces: `interface\{\}`.
+    /// Rust regex syntax, as ripgrep (`fn\s+\w+`); escape literal braces: `interface\{\}`.
     pattern: String,
-    /// File or directory to search: absolute, or relative to the working directory.
-    /// Default: the working directory.
+    /// File or directory to search (default: the working directory).
     path: Option<String>,
-    /// Only search files whose path relative to `path`, or whose name, matches this glob:
-    /// `*.js`, `*.{ts,tsx}`, `src/**/*.py`.
+    /// A glob on the path relative to `path`, or on the file name: `*.{ts,tsx}`, `src/**/*.py`.
     include: Option<String>,
-    /// Only search files of this ripgrep file type: `rust`, `py`, `js`, `ts`, `go`,
-    /// `java`, `c`, `cpp`, `md`, ... (more efficient than include for standard types).
+    /// A ripgrep file type: `rust`, `py`, `ts`, `go`, `c`, `md`, ...
     #[schemars(rename = "type")]
     file_type: Option<String>,
     #[serde(default)]
@@ -104,20 +99,19 @@ struct GrepSchema {
     output_mode: Option<String>,
     /// Case-insensitive search.
     case_insensitive: Option<bool>,
-    /// Show line numbers in content mode (default true).
+    /// Line numbers in content mode (default true).
     line_numbers: Option<bool>,
-    /// Lines of context before each match (content mode).
+    /// Context lines before each match (content mode).
     context_before: Option<usize>,
-    /// Lines of context after each match (content mode).
+    /// Context lines after each match (content mode).
     context_after: Option<usize>,
-    /// Lines of context before and after each match (content mode).
+    /// Context lines before and after each match (content mode).
     context: Option<usize>,
-    /// Let `.` match newlines and patterns span lines (e.g. `struct \{[\s\S]*?field`).
+    /// `.` matches newlines; patterns may span lines.
     multiline: Option<bool>,
-    /// Show at most this many entries: matching lines (content), files (files_with_matches,
-    /// count). 0 or absent: all (the result is still capped at 30,000 characters).
+    /// At most this many entries: lines in content mode, else files (0: all).
     head_limit: Option<usize>,
-    /// Skip this many entries first (same units as head_limit), to page through results.
+    /// Skip this many entries first, to page.
     offset: Option<usize>,
 }
 
@@ -168,16 +162,10 @@ struct CompatGrepSchema {
     offset: Option<usize>,
 }
 
-const DESCRIPTION: &str = "Search file contents with a regular expression, on ripgrep's engine \
-    (Rust regex syntax). Searches `path` (default: the working directory) recursively, in \
-    parallel, honouring .gitignore, .ignore and .git/info/exclude; .git and node_modules are \
-    skipped, hidden files are searched, binary files (a NUL byte) are skipped. output_mode: \
-    files_with_matches (default; paths, newest first), content (`path:line:text`, context \
-    lines `path-line-text`, `--` between groups), count (`path:count`). Filter files with \
-    include (a glob on the relative path or the file name, e.g. `*.{ts,tsx}`, `src/**/*.py`) \
-    or type (a ripgrep file type: rust, py, ts, go, ...). Page with offset and head_limit \
-    (matching lines in content mode, files otherwise). Results are capped at 30,000 \
-    characters.";
+const DESCRIPTION: &str = "Search file contents with a regular expression (ripgrep's engine), \
+    recursively. Honours .gitignore and .ignore; skips .git, node_modules and binary files; \
+    searches hidden files. Results are capped at 30,000 characters: page with offset and \
+    head_limit.";
 
 const COMPAT_DESCRIPTION: &str = "A powerful search tool built on ripgrep's engine.\n\
     - Supports full regex syntax (e.g. \"log.*Error\", \"function\\s+\\w+\")\n\

@@ -19,6 +19,7 @@ pub mod gemini_cli;
 pub mod glob;
 pub mod grep;
 pub mod insert;
+pub mod listing;
 pub mod navigate;
 pub mod pipe;
 pub mod rename;
@@ -208,6 +209,13 @@ fn finish_interrupted_patches(path: &ScopedPath) {
 
 /// The tools to register, by name, sorted as `tools/list` shows them.
 fn catalogue(config: &Config) -> Vec<Tool> {
+    let mut tools = profile_catalogue(config);
+    tools.iter_mut().for_each(schema::trim_for_model);
+    tools
+}
+
+/// The profile's tools, before `trim_for_model`.
+fn profile_catalogue(config: &Config) -> Vec<Tool> {
     match config.tool_profile {
         ToolProfile::ClaudeCode => return claude_code_catalogue(config),
         ToolProfile::GeminiCli => {
@@ -239,7 +247,8 @@ fn catalogue(config: &Config) -> Vec<Tool> {
     // The terminal tools come and go together, beside a shell (see keep_enabled).
     let terminals = !config.anthropic_compat
         && config.tool_enabled(ToolName::Bash)
-        && config.tool_enabled(ToolName::TerminalStart);
+        && config.tool_enabled(ToolName::TerminalStart)
+        && config.group_selected(ToolName::TerminalStart);
     match config.bash_profile {
         BashProfile::Boris => tools.extend([
             bash::tool(),
@@ -266,6 +275,8 @@ fn catalogue(config: &Config) -> Vec<Tool> {
 /// may become MCP tasks.
 fn keep_enabled(config: &Config, shell: Option<ToolName>, tools: &mut Vec<Tool>) {
     let shell_enabled = shell.is_some_and(|s| config.tool_enabled(s));
+    // The task tools read the shell's background commands: only beside a listed shell.
+    let shell_listed = shell_enabled && shell.is_some_and(|s| config.group_selected(s));
     let family = config.tool_profile.family();
     // The terminal tools run commands too: a server without a shell has none, and they
     // come and go as a family with terminal_start.
@@ -273,7 +284,8 @@ fn keep_enabled(config: &Config, shell: Option<ToolName>, tools: &mut Vec<Tool>)
     tools.retain(|t| match ToolName::lookup(family, &t.name) {
         Some(name) => {
             config.tool_enabled(name)
-                && (shell_enabled || !name.is_task_tool())
+                && config.group_selected(name)
+                && (shell_listed || !name.is_task_tool())
                 && (terminals_enabled || !name.is_terminal_tool())
                 && (shell_enabled || !name.is_codex_exec_tool())
         }

@@ -159,6 +159,18 @@ fn inline_references(schema: &mut JsonObject) {
     }
 }
 
+/// Drops what a model pays to read and learns nothing from (issue 28 §6): the schema's
+/// `$schema` URI and its root `title` (the Rust type's name), and the annotations' title,
+/// which repeats the tool's own `title`.
+pub fn trim_for_model(tool: &mut Tool) {
+    let schema = Arc::make_mut(&mut tool.input_schema);
+    schema.remove("$schema");
+    schema.remove("title");
+    if let Some(annotations) = tool.annotations.as_mut() {
+        annotations.title = None;
+    }
+}
+
 pub fn read_only(title: &str) -> ToolAnnotations {
     let mut a = ToolAnnotations::with_title(title);
     a.read_only_hint = Some(true);

@@ -28,19 +28,16 @@ const MIN_OUTPUT: usize = 200;
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct StartArgs {
-    /// The command to run (by bash -c), e.g. "python3", "npm init", "git rebase -i HEAD~3".
-    /// Omit it for an interactive shell.
+    /// The command (bash -c), e.g. "python3", "git rebase -i HEAD~3"; omitted: a shell.
     #[serde(default)]
     pub command: Option<String>,
-    /// The directory to start in (default: the session's working directory).
+    /// The directory to start in (default: the working directory).
     #[serde(default)]
     pub cwd: Option<String>,
-    /// Run on a pseudo-terminal (default true): prompts, REPLs, pagers, editors and
-    /// full-screen programs work. false: plain pipes with a writable stdin (stdout and
-    /// stderr as one stream), for programs that should not see a terminal.
+    /// A pseudo-terminal (default true); false: plain pipes (stdout and stderr as one).
     #[serde(default)]
     pub tty: Option<bool>,
-    /// Run the command in a login shell (bash -l: the profile files are read first).
+    /// A login shell (bash -l).
     #[serde(default)]
     pub login: Option<bool>,
     /// Terminal rows (default 24).
@@ -51,13 +48,10 @@ pub struct StartArgs {
     #[serde(default)]
     #[schemars(range(min = terminal::MIN_COLS, max = terminal::MAX_COLS))]
     pub cols: Option<u16>,
-    /// How long to wait, in milliseconds, before answering while the program is still
-    /// working (default 10000, at most 600000). The answer comes sooner when the program
-    /// exits or waits for input.
+    /// Milliseconds to wait while the program works (default 10000, at most 600000).
     #[serde(default)]
     pub yield_time_ms: Option<u64>,
-    /// Most characters of output in the answer (default 30000); the start and the end are
-    /// kept.
+    /// Most characters of output in the answer (default 30000).
     #[serde(default)]
     pub max_output_chars: Option<usize>,
 }
@@ -69,16 +63,12 @@ pub struct WriteArgs {
     /// Text to type, sent exactly as given (a "\n" ends a line, as Enter does).
     #[serde(default)]
     pub text: Option<String>,
-    /// Keys to press after the text, in order. An item that is a key name is that key:
-    /// Enter, Tab, BTab, Backspace, Esc, Space, Up, Down, Left, Right, Home, End,
-    /// PageUp, PageDown, Insert, Delete, F1-F12, Ctrl-A..Ctrl-Z (also "C-c", "^C"),
-    /// Ctrl-\, Alt-x. Any other item is typed as text, in which <Name> is a key and <lt>
-    /// a literal "<": ["ihello<Esc>:wq<Enter>"] or ["ihello", "Esc", ":wq", "Enter"].
+    /// Keys pressed after the text: Enter, Tab, Esc, Backspace, Up, Down, Left, Right,
+    /// Home, End, PageUp, PageDown, Delete, F1-F12, Ctrl-A..Ctrl-Z, Alt-x. Another item is
+    /// typed, with <Name> a key and <lt> a "<": ["ihello<Esc>:wq<Enter>"].
     #[serde(default)]
     pub keys: Option<Vec<String>>,
-    /// How long to wait for the program's answer, in milliseconds (default 10000, at
-    /// most 600000); the call returns as soon as the program waits for input again or
-    /// exits. With neither text nor keys, the call only waits and reads.
+    /// Milliseconds to wait for the answer (default 10000, at most 600000).
     #[serde(default)]
     pub yield_time_ms: Option<u64>,
     /// Most characters of output in the answer (default 30000).
@@ -131,24 +121,19 @@ pub fn tools() -> Vec<Tool> {
         define::<StartArgs>(
             ToolName::TerminalStart,
             "Start an interactive terminal session",
-            "Start a command in an interactive terminal session that stays alive across \
-             calls: REPLs (python3, node), prompts (read -p, npm init, ssh-keygen), debuggers \
-             (pdb, gdb), pagers and editors (less, vim, git rebase -i), full-screen programs \
-             (top). Answers when the program exits, waits for input, or yield_time_ms passes, \
-             with a session_id, a status line (exited / waiting for input / running) and the \
-             output: lines for line programs, the whole screen for full-screen ones. Continue \
-             with terminal_write (text and keys such as Enter, Ctrl-C, Esc, Up), terminal_read, \
-             terminal_resize; end it with terminal_stop. For one-shot commands use bash.",
+            "Start a command in a terminal session that lives across calls: REPLs, prompts, \
+             debuggers, editors, full-screen programs. Answers when the program exits, waits \
+             for input, or yield_time_ms passes, with a session_id, a status and the output \
+             (the screen, for full-screen programs). Continue with terminal_write; end with \
+             terminal_stop. For one-shot commands use bash.",
             runs_commands("Start an interactive terminal session"),
         ),
         define::<WriteArgs>(
             ToolName::TerminalWrite,
             "Type into a terminal session",
-            "Type text and press keys in a terminal session, then wait for the program's \
-             answer: the call returns when it waits for input again, exits, or \
-             yield_time_ms passes, with what is new. Example: {text: \"x + 1\", keys: \
-             [\"Enter\"]}; vim: {keys: [\"ihello<Esc>:wq<Enter>\"]}; interrupt: {keys: \
-             [\"Ctrl-C\"]}.",
+            "Type text and press keys in a terminal session; answers with what is new once the \
+             program waits for input, exits, or yield_time_ms passes. E.g. {text: \"x + 1\", \
+             keys: [\"Enter\"]}; interrupt: {keys: [\"Ctrl-C\"]}.",
             runs_commands("Type into a terminal session"),
         ),
         define::<ReadArgs>(
