@@ -16,6 +16,7 @@ pub use http_limits::HttpLimits;
 
 pub use values::{TaskAfter, parse_seconds, parse_size, parse_task_after, split_env_list};
 
+use crate::lsp::after_edit::DiagnosticsAfterEdit;
 use crate::tool_name::ToolName;
 use clap::{Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
@@ -369,14 +370,6 @@ pub struct Cli {
     /// [`Cli::parse_from_env`]), so an error can name the variable the user set.
     #[arg(skip)]
     pub from_env: Vec<String>,
-}
-
-/// What an edit result says of its language server's diagnostics (issue 20 §3).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum DiagnosticsAfterEdit {
-    Off,
-    Errors,
-    All,
 }
 
 /// A switch.
