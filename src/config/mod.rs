@@ -405,8 +405,7 @@ pub struct Config {
     pub deny_patterns: Vec<String>,
     pub disabled_tools: Vec<String>,
     pub max_file_size: u64,
-    /// `--tool-profile anthropic-compat` (or `--anthropic-compat`).
-    pub anthropic_compat: bool,
+    /// `--tool-profile` (`--anthropic-compat` is `anthropic-compat`).
     pub tool_profile: ToolProfile,
     pub token: Option<String>,
     pub generate_token: bool,
@@ -456,6 +455,12 @@ impl std::fmt::Display for ConfigError {
 }
 
 impl Config {
+    /// The anthropic-compat profile (`--tool-profile anthropic-compat` or
+    /// `--anthropic-compat`): Claude's built-in tool contracts.
+    pub fn anthropic_compat(&self) -> bool {
+        self.tool_profile == ToolProfile::AnthropicCompat
+    }
+
     /// Whether `--disable-tools` left `tool` on. Another contract's tool is off when it
     /// or the Boris tool it stands for is named (`Bash` or `bash`, `run_shell_command`
     /// or `bash`).

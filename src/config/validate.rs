@@ -255,7 +255,6 @@ impl Cli {
             deny_patterns,
             disabled_tools,
             max_file_size: self.max_file_size,
-            anthropic_compat: tool_profile == ToolProfile::AnthropicCompat,
             tool_profile,
             token: self.token,
             generate_token: self.generate_token,

@@ -225,7 +225,7 @@ fn catalogue(config: &Config) -> Vec<Tool> {
         }
         ToolProfile::Default | ToolProfile::AnthropicCompat => {}
     }
-    let mut tools = if config.anthropic_compat {
+    let mut tools = if config.anthropic_compat() {
         vec![editor::tool()]
     } else {
         vec![
@@ -237,7 +237,7 @@ fn catalogue(config: &Config) -> Vec<Tool> {
         ]
     };
     // The terminal tools come and go together, beside a shell (see keep_enabled).
-    let terminals = !config.anthropic_compat
+    let terminals = !config.anthropic_compat()
         && config.tool_enabled(ToolName::Bash)
         && config.tool_enabled(ToolName::TerminalStart);
     match config.bash_profile {
@@ -248,12 +248,12 @@ fn catalogue(config: &Config) -> Vec<Tool> {
         ]),
         BashProfile::Pipe => tools.push(pipe::tool()),
     }
-    if !config.anthropic_compat {
+    if !config.anthropic_compat() {
         tools.extend(terminal::tools());
     }
     tools.extend([
-        grep::tool(config.anthropic_compat),
-        glob::tool(config.anthropic_compat),
+        grep::tool(config.anthropic_compat()),
+        glob::tool(config.anthropic_compat()),
         apply_patch::tool(),
     ]);
     tools.extend(code_tools());
@@ -522,7 +522,7 @@ fn dispatch_blocking(
     args: JsonObject,
     ct: &CancellationToken,
 ) -> ToolResult<CallToolResult> {
-    let compat = ctx.shared.config.anthropic_compat;
+    let compat = ctx.shared.config.anthropic_compat();
     let name = tool.as_str();
     match tool {
         ToolName::View => parse(name, args).and_then(|a| view::run(ctx, a, !compat)),
