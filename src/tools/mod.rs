@@ -525,7 +525,14 @@ fn dispatch_blocking(
     let compat = ctx.shared.config.anthropic_compat();
     let name = tool.as_str();
     match tool {
-        ToolName::View => parse(name, args).and_then(|a| view::run(ctx, a, !compat)),
+        ToolName::View => {
+            let svg = if compat {
+                view::Svg::AsText
+            } else {
+                view::Svg::AsImage
+            };
+            parse(name, args).and_then(|a| view::run(ctx, a, svg))
+        }
         ToolName::StrReplace => parse(name, args).and_then(|a| edit::run(ctx, a)),
         ToolName::MultiEdit => parse(name, args).and_then(|a| edit::run_multi(ctx, a)),
         ToolName::UndoEdit => parse(name, args).and_then(|a| undo::run(ctx, a)),
