@@ -125,8 +125,11 @@ impl Ctx {
         finish_interrupted_patches(&scoped);
         if let Some(sandbox) = &self.shared.config.sandbox
             && sandbox.policy.protect_git
-            && (crate::sandbox::paths::file_tools_refuse(&scoped.real, &sandbox.policy.write)
-                || crate::sandbox::paths::file_tools_refuse(&scoped.shown, &sandbox.policy.write))
+            && (crate::sandbox::gitconfig::file_tools_refuse(&scoped.real, &sandbox.policy.write)
+                || crate::sandbox::gitconfig::file_tools_refuse(
+                    &scoped.shown,
+                    &sandbox.policy.write,
+                ))
         {
             return Err(crate::error::ToolError::new(
                 crate::error::ErrorCode::AccessDenied,
