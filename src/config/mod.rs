@@ -16,6 +16,7 @@ pub use http_limits::HttpLimits;
 
 pub use values::{TaskAfter, parse_seconds, parse_size, parse_task_after, split_env_list};
 
+use crate::lsp::after_edit::DiagnosticsAfterEdit;
 use crate::tool_name::{ToolGroup, ToolName};
 use clap::{Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
@@ -462,14 +463,6 @@ pub struct Cli {
     pub from_env: Vec<String>,
 }
 
-/// What an edit result says of its language server's diagnostics (issue 20 §3).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum DiagnosticsAfterEdit {
-    Off,
-    Errors,
-    All,
-}
-
 /// A switch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum OnOff {
@@ -505,8 +498,7 @@ pub struct Config {
     /// `--tools`: the groups served.
     pub tool_groups: Vec<ToolGroup>,
     pub max_file_size: u64,
-    /// `--tool-profile anthropic-compat` (or `--anthropic-compat`).
-    pub anthropic_compat: bool,
+    /// `--tool-profile` (`--anthropic-compat` is `anthropic-compat`).
     pub tool_profile: ToolProfile,
     pub token: Option<String>,
     pub generate_token: bool,
@@ -556,6 +548,12 @@ impl std::fmt::Display for ConfigError {
 }
 
 impl Config {
+    /// The anthropic-compat profile (`--tool-profile anthropic-compat` or
+    /// `--anthropic-compat`): Claude's built-in tool contracts.
+    pub fn anthropic_compat(&self) -> bool {
+        self.tool_profile == ToolProfile::AnthropicCompat
+    }
+
     /// Whether `--disable-tools` left `tool` on. Another contract's tool is off when it
     /// or the Boris tool it stands for is named (`Bash` or `bash`, `run_shell_command`
     /// or `bash`).

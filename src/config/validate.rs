@@ -13,7 +13,81 @@ use std::time::Duration;
 impl Cli {
     /// Validates the parsed flags against the filesystem and fills list flags from their
     /// env twins. `env` is injected so tests need not touch the process environment.
+    /// Each step checks one group of flags; they run in this order, so a command line
+    /// with several bad values is told of the first.
     pub fn into_config(self, env: impl Fn(&str) -> Option<String>) -> Result<Config, ConfigError> {
+        let mut warnings = Vec::new();
+        let (workdir, allow_dirs) = self.roots(&env, &mut warnings)?;
+        let deny_patterns = self.deny_patterns(&env)?;
+        let disabled_tools = self.disabled_tools(&env)?;
+        let allowed_origins = self.allowed_origins(&env)?;
+        let (allowed_hosts, _) = list_or_env(
+            self.allowed_hosts.clone(),
+            &env,
+            "--allowed-host",
+            "BORIS_ALLOWED_HOSTS",
+        );
+        let command_env = self.command_env(&env)?;
+        let tool_profile = self.tool_profile()?;
+        let sandbox = self.sandbox(&env, &workdir, &allow_dirs, &deny_patterns, &mut warnings)?;
+        let languages = self.languages(&env)?;
+        self.check_token()?;
+        let auth = super::auth::resolve(
+            &self.auth,
+            self.token.is_some() || self.generate_token,
+            &self.host,
+            self.transport == super::Transport::Http,
+        )
+        .map_err(ConfigError)?;
+
+        Ok(Config {
+            transport: self.transport,
+            host: self.host,
+            port: self.port,
+            workdir,
+            default_timeout: Duration::from_secs(self.timeout),
+            allow_dirs,
+            deny_patterns,
+            disabled_tools,
+            tool_groups: self.tool_groups,
+            max_file_size: self.max_file_size,
+            tool_profile,
+            token: self.token,
+            generate_token: self.generate_token,
+            auth,
+            allowed_origins,
+            allowed_hosts,
+            env: command_env,
+            hand_off_after: (self.hand_off_after > 0)
+                .then(|| Duration::from_secs(self.hand_off_after)),
+            task_after: self.task_after.0,
+            background_task_timeout: (self.background_task_timeout > 0)
+                .then(|| Duration::from_secs(self.background_task_timeout)),
+            terminal_max_sessions: self.terminal_max_sessions as usize,
+            terminal_idle_timeout: (self.terminal_idle_timeout > 0)
+                .then(|| Duration::from_secs(self.terminal_idle_timeout)),
+            require_view_before_edit: self.require_view_before_edit,
+            bash_profile: self.bash_profile,
+            session_idle_timeout: Duration::from_secs(self.session_idle_timeout),
+            http_limits: self.http_limits,
+            log_level: self.log_level,
+            log_format: self.log_format,
+            sandbox,
+            languages,
+            diagnostics_after_edit: self.diagnostics_after_edit,
+            diagnostics_wait: self.diagnostics_wait,
+            lsp_timeout: self.lsp_timeout,
+            warnings,
+        })
+    }
+
+    /// The working directory and the allowed directories, canonical. Started in / with
+    /// neither named, it refuses; in the home directory, it warns.
+    fn roots(
+        &self,
+        env: &impl Fn(&str) -> Option<String>,
+        warnings: &mut Vec<String>,
+    ) -> Result<(PathBuf, Vec<PathBuf>), ConfigError> {
         let (workdir_raw, workdir_name) = match (&self.workdir, env("BORIS_WORKDIR")) {
             (Some(dir), _) => (Some(dir.clone()), "--workdir"),
             (None, Some(dir)) if !dir.is_empty() => (Some(PathBuf::from(dir)), "BORIS_WORKDIR"),
@@ -25,15 +99,14 @@ impl Cli {
         )?;
 
         let (allow_raw, allow_name) = if self.allow_dirs.is_empty() {
-            let from_env: Vec<PathBuf> = env_list(&env, "BORIS_ALLOW_DIRS")
+            let from_env: Vec<PathBuf> = env_list(env, "BORIS_ALLOW_DIRS")
                 .into_iter()
                 .map(PathBuf::from)
                 .collect();
             (from_env, "BORIS_ALLOW_DIRS")
         } else {
-            (self.allow_dirs, "--allow-dir")
+            (self.allow_dirs.clone(), "--allow-dir")
         };
-        let mut warnings = Vec::new();
         if workdir_raw.is_none() && allow_raw.is_empty() {
             // A desktop client may start its servers in /: without a word from the user,
             // that would hand the agent the whole disk.
@@ -70,18 +143,32 @@ impl Cli {
         if allow_dirs.is_empty() {
             allow_dirs.push(workdir.clone());
         }
+        Ok((workdir, allow_dirs))
+    }
 
+    /// `--deny-dir` patterns, each checked.
+    fn deny_patterns(
+        &self,
+        env: &impl Fn(&str) -> Option<String>,
+    ) -> Result<Vec<String>, ConfigError> {
         let (deny_patterns, deny_name) =
-            list_or_env(self.deny_dirs, &env, "--deny-dir", "BORIS_DENY_DIRS");
+            list_or_env(self.deny_dirs.clone(), env, "--deny-dir", "BORIS_DENY_DIRS");
         for pattern in &deny_patterns {
             crate::scope::validate_deny_pattern(pattern).map_err(|e| {
                 ConfigError(format!("invalid value {pattern:?} for {deny_name}: {e}"))
             })?;
         }
+        Ok(deny_patterns)
+    }
 
+    /// `--disable-tools`, each a known tool, with `bash` added by `--no-bash`.
+    fn disabled_tools(
+        &self,
+        env: &impl Fn(&str) -> Option<String>,
+    ) -> Result<Vec<String>, ConfigError> {
         let (mut disabled_tools, disable_name) = list_or_env(
-            self.disable_tools,
-            &env,
+            self.disable_tools.clone(),
+            env,
             "--disable-tools",
             "BORIS_DISABLE_TOOLS",
         );
@@ -97,10 +184,17 @@ impl Cli {
         if self.no_bash && !disabled_tools.iter().any(|t| t == "bash") {
             disabled_tools.push("bash".to_string());
         }
+        Ok(disabled_tools)
+    }
 
+    /// `--allowed-origin` entries, each `scheme://host[:port]`.
+    fn allowed_origins(
+        &self,
+        env: &impl Fn(&str) -> Option<String>,
+    ) -> Result<Vec<String>, ConfigError> {
         let (allowed_origins, origin_name) = list_or_env(
-            self.allowed_origins,
-            &env,
+            self.allowed_origins.clone(),
+            env,
             "--allowed-origin",
             "BORIS_ALLOWED_ORIGINS",
         );
@@ -112,14 +206,16 @@ impl Cli {
                 )));
             }
         }
-        let (allowed_hosts, _) = list_or_env(
-            self.allowed_hosts,
-            &env,
-            "--allowed-host",
-            "BORIS_ALLOWED_HOSTS",
-        );
+        Ok(allowed_origins)
+    }
 
-        let (env_entries, env_name) = list_or_env(self.env, &env, "--env", "BORIS_ENV");
+    /// `--env` entries as (key, value), each `KEY=VALUE` with a shell-variable key that
+    /// is not `BORIS_TOKEN`.
+    fn command_env(
+        &self,
+        env: &impl Fn(&str) -> Option<String>,
+    ) -> Result<Vec<(String, String)>, ConfigError> {
+        let (env_entries, env_name) = list_or_env(self.env.clone(), env, "--env", "BORIS_ENV");
         let mut command_env = Vec::new();
         for entry in &env_entries {
             let (key, value) = entry.split_once('=').unwrap_or((entry, ""));
@@ -139,43 +235,61 @@ impl Cli {
             }
             command_env.push((key.to_string(), value.to_string()));
         }
+        Ok(command_env)
+    }
 
-        let tool_profile = match (self.anthropic_compat, self.tool_profile) {
-            (false, p) => p,
+    /// `--tool-profile`, or `anthropic-compat` for `--anthropic-compat`, which conflicts
+    /// with any other profile named.
+    fn tool_profile(&self) -> Result<ToolProfile, ConfigError> {
+        match (self.anthropic_compat, self.tool_profile) {
+            (false, p) => Ok(p),
             (true, ToolProfile::Default | ToolProfile::AnthropicCompat) => {
-                ToolProfile::AnthropicCompat
+                Ok(ToolProfile::AnthropicCompat)
             }
-            (true, other) => {
-                let name = |id: &str, flag: &str, var: &str| {
-                    if self.from_env.iter().any(|x| x == id) {
-                        var.to_string()
-                    } else {
-                        flag.to_string()
-                    }
-                };
-                return Err(ConfigError(format!(
-                    "{} conflicts with {} {}: pick one tool profile",
-                    name(
-                        "anthropic_compat",
-                        "--anthropic-compat",
-                        "BORIS_ANTHROPIC_COMPAT"
-                    ),
-                    name("tool_profile", "--tool-profile", "BORIS_TOOL_PROFILE"),
-                    other
-                        .to_possible_value()
-                        .map(|v| v.get_name().to_string())
-                        .unwrap_or_default()
-                )));
-            }
-        };
+            (true, other) => Err(ConfigError(format!(
+                "{} conflicts with {} {}: pick one tool profile",
+                self.named(
+                    "anthropic_compat",
+                    "--anthropic-compat",
+                    "BORIS_ANTHROPIC_COMPAT"
+                ),
+                self.named("tool_profile", "--tool-profile", "BORIS_TOOL_PROFILE"),
+                other
+                    .to_possible_value()
+                    .map(|v| v.get_name().to_string())
+                    .unwrap_or_default()
+            ))),
+        }
+    }
 
-        let mut writable = allow_dirs.clone();
+    /// The name to put in an error for argument `id`: its variable when the value came
+    /// from there, else its flag.
+    fn named(&self, id: &str, flag: &str, var: &str) -> String {
+        if self.from_env.iter().any(|x| x == id) {
+            var.to_string()
+        } else {
+            flag.to_string()
+        }
+    }
+
+    /// The sandbox: its policy from the allowed directories, `--sandbox-write`,
+    /// `--sandbox-read` and the deny patterns, and what this kernel supports (probed
+    /// unless the sandbox is off). `None`: commands run unconfined, with the warning to log.
+    fn sandbox(
+        &self,
+        env: &impl Fn(&str) -> Option<String>,
+        workdir: &Path,
+        allow_dirs: &[PathBuf],
+        deny_patterns: &[String],
+        warnings: &mut Vec<String>,
+    ) -> Result<Option<crate::sandbox::Sandbox>, ConfigError> {
+        let mut writable = allow_dirs.to_vec();
         let (write_raw, write_name) = list_or_env(
             self.sandbox_write
                 .iter()
                 .map(|p| p.display().to_string())
                 .collect(),
-            &env,
+            env,
             "--sandbox-write",
             "BORIS_SANDBOX_WRITE",
         );
@@ -190,7 +304,7 @@ impl Cli {
                 .iter()
                 .map(|p| p.display().to_string())
                 .collect(),
-            &env,
+            env,
             "--sandbox-read",
             "BORIS_SANDBOX_READ",
         );
@@ -201,7 +315,7 @@ impl Cli {
         let policy = crate::sandbox::Policy {
             write: writable,
             read: readable,
-            deny_patterns: deny_patterns.clone(),
+            deny_patterns: deny_patterns.to_vec(),
             network: self.sandbox_network == OnOff::On,
             protect_git: !self.sandbox_allow_git_config,
         };
@@ -213,8 +327,15 @@ impl Cli {
         let (sandbox, sandbox_warning) =
             crate::sandbox::Sandbox::new(self.sandbox, support, policy).map_err(ConfigError)?;
         warnings.extend(sandbox_warning);
+        Ok(sandbox)
+    }
 
-        let (lsp_raw, lsp_name) = list_or_env(self.lsp, &env, "--lsp", "BORIS_LSP");
+    /// The language servers: the built-in table with the `--lsp` overrides applied.
+    fn languages(
+        &self,
+        env: &impl Fn(&str) -> Option<String>,
+    ) -> Result<Vec<crate::lsp::servers::Language>, ConfigError> {
+        let (lsp_raw, lsp_name) = list_or_env(self.lsp.clone(), env, "--lsp", "BORIS_LSP");
         let mut overrides = Vec::new();
         for entry in &lsp_raw {
             overrides.push(
@@ -222,69 +343,18 @@ impl Cli {
                     .map_err(|e| ConfigError(format!("invalid value for {lsp_name}: {e}")))?,
             );
         }
-        let languages = crate::lsp::servers::table(&overrides);
+        Ok(crate::lsp::servers::table(&overrides))
+    }
 
-        if let Some(token) = &self.token
-            && token.trim().is_empty()
-        {
-            let name = if self.from_env.iter().any(|id| id == "token") {
-                "BORIS_TOKEN"
-            } else {
-                "--token"
-            };
-            return Err(ConfigError(format!(
-                "invalid value for {name}: the token must not be empty"
-            )));
+    /// A token given must not be empty.
+    fn check_token(&self) -> Result<(), ConfigError> {
+        match &self.token {
+            Some(token) if token.trim().is_empty() => Err(ConfigError(format!(
+                "invalid value for {}: the token must not be empty",
+                self.named("token", "--token", "BORIS_TOKEN")
+            ))),
+            _ => Ok(()),
         }
-
-        let auth = super::auth::resolve(
-            &self.auth,
-            self.token.is_some() || self.generate_token,
-            &self.host,
-            self.transport == super::Transport::Http,
-        )
-        .map_err(ConfigError)?;
-
-        Ok(Config {
-            transport: self.transport,
-            host: self.host,
-            port: self.port,
-            workdir,
-            default_timeout: Duration::from_secs(self.timeout),
-            allow_dirs,
-            deny_patterns,
-            disabled_tools,
-            tool_groups: self.tool_groups,
-            max_file_size: self.max_file_size,
-            anthropic_compat: tool_profile == ToolProfile::AnthropicCompat,
-            tool_profile,
-            token: self.token,
-            generate_token: self.generate_token,
-            auth,
-            allowed_origins,
-            allowed_hosts,
-            env: command_env,
-            hand_off_after: (self.hand_off_after > 0)
-                .then(|| Duration::from_secs(self.hand_off_after)),
-            task_after: self.task_after.0,
-            background_task_timeout: (self.background_task_timeout > 0)
-                .then(|| Duration::from_secs(self.background_task_timeout)),
-            terminal_max_sessions: self.terminal_max_sessions as usize,
-            terminal_idle_timeout: (self.terminal_idle_timeout > 0)
-                .then(|| Duration::from_secs(self.terminal_idle_timeout)),
-            require_view_before_edit: self.require_view_before_edit,
-            bash_profile: self.bash_profile,
-            session_idle_timeout: Duration::from_secs(self.session_idle_timeout),
-            http_limits: self.http_limits,
-            log_level: self.log_level,
-            log_format: self.log_format,
-            sandbox,
-            languages,
-            diagnostics_after_edit: self.diagnostics_after_edit,
-            diagnostics_wait: self.diagnostics_wait,
-            lsp_timeout: self.lsp_timeout,
-            warnings,
-        })
     }
 
     /// Parses `args` (the first is the program name) like `Cli::parse`, remembering which

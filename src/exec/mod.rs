@@ -5,7 +5,6 @@
 //! still running: no orphans.
 
 pub mod capture;
-pub mod exit;
 mod leftovers;
 pub mod procfs;
 pub mod tasks;
@@ -14,7 +13,7 @@ mod wiring;
 use wiring::{Wiring, jailed_env, shell_argv};
 pub use wiring::{set_nonblocking, unread_bytes, write_until};
 
-pub use exit::Exit;
+pub use crate::sandbox::exit::Exit;
 pub use leftovers::Leftovers;
 
 pub use capture::{Capture, Limits};

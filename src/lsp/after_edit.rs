@@ -21,10 +21,19 @@
 use super::client::Server;
 use super::format::{self, Diag, Severity};
 use super::{Lsp, NoServer, StartEnv, servers::Language};
-use crate::config::DiagnosticsAfterEdit;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+/// What an edit result says of its language server's diagnostics (issue 20 §3): the
+/// value of `--diagnostics-after-edit`, defined here with the check it steers so that
+/// the configuration imports the code intelligence and never the reverse.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum DiagnosticsAfterEdit {
+    Off,
+    Errors,
+    All,
+}
 
 /// One edit to check.
 pub struct Edit {

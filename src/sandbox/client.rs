@@ -1,9 +1,9 @@
 //! Boris's side of a session's jail: start it, ask it to run commands, hear of their ends.
 
 use super::Sandbox;
+use super::exit::Exit;
 use super::jail::{CONTROL_FD, MAX_MESSAGE};
 use super::wire::{Reply, Request, Setup};
-use crate::exec::exit::Exit;
 use nix::sys::socket::{
     AddressFamily, ControlMessage, MsgFlags, SockFlag, SockType, sendmsg, setsockopt, socketpair,
     sockopt,

@@ -3,9 +3,10 @@
 //! `clean = ./tools/clean.sh`, `include.path = ../shared.gitconfig`. When one lies in
 //! the writable trees, the jail and the file tools protect it as they protect
 //! `.git/hooks`. [`named_paths`] reads a config's text (pure); [`config_named`] reads
-//! the files and resolves what they name.
+//! the files and resolves what they name; [`file_tools_refuse`] is what the file tools
+//! refuse to write, by both rules.
 
-use super::paths::git_protection;
+use super::paths::{git_protection, is_git_protected};
 use std::path::{Path, PathBuf};
 
 /// A path a config names.
@@ -189,6 +190,26 @@ fn looks_like_path(word: &str) -> bool {
         && word != ".."
         && !word.starts_with('-')
         && (word.contains('/') || word.starts_with('.'))
+}
+
+/// What the file tools refuse to write with git protected: [`is_git_protected`], and what
+/// the config of a repository holding `path` names in the writable trees `write`
+/// ([`config_named`]), which the jail keeps read-only as well.
+pub fn file_tools_refuse(path: &Path, write: &[PathBuf]) -> bool {
+    if is_git_protected(path) {
+        return true;
+    }
+    path.ancestors()
+        .skip(1)
+        .take_while(|a| write.iter().any(|w| a.starts_with(w)))
+        .map(|a| a.join(".git"))
+        .filter(|g| g.is_dir())
+        .flat_map(|g| [g.join("config"), g.join("config.worktree")])
+        .any(|config| {
+            config_named(&config, write)
+                .iter()
+                .any(|n| path.starts_with(n))
+        })
 }
 
 #[cfg(test)]

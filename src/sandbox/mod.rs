@@ -4,6 +4,7 @@
 //! ([`client::Jail`], [`jail`]).
 
 pub mod client;
+pub mod exit;
 pub mod gitconfig;
 pub mod hint;
 pub mod jail;

@@ -483,26 +483,6 @@ pub fn is_git_protected(path: &Path) -> bool {
     git_protection(path).is_some()
 }
 
-/// What the file tools refuse to write with git protected: [`is_git_protected`], and
-/// what the config of a repository holding `path` names in the writable trees `write`
-/// ([`super::gitconfig::config_named`]), which the jail keeps read-only as well.
-pub fn file_tools_refuse(path: &Path, write: &[PathBuf]) -> bool {
-    if is_git_protected(path) {
-        return true;
-    }
-    path.ancestors()
-        .skip(1)
-        .take_while(|a| write.iter().any(|w| a.starts_with(w)))
-        .map(|a| a.join(".git"))
-        .filter(|g| g.is_dir())
-        .flat_map(|g| [g.join("config"), g.join("config.worktree")])
-        .any(|config| {
-            super::gitconfig::config_named(&config, write)
-                .iter()
-                .any(|n| path.starts_with(n))
-        })
-}
-
 #[cfg(test)]
 mod git_tests {
     use super::*;

@@ -12,6 +12,7 @@
 //! program exits, when it waits for input ([`probe`], then [`prompt`] after a quiet
 //! spell), or when its yield time has passed, with what is new since the last answer.
 
+mod calls;
 pub mod keys;
 mod lines;
 pub mod probe;
@@ -21,7 +22,8 @@ pub mod screen;
 mod session;
 mod wait;
 
-pub use session::{Report, Session, StartSpec, Status, Waiting, start, terminal_env};
+pub use calls::Report;
+pub use session::{Session, StartSpec, Status, Waiting, start, terminal_env};
 
 /// Default terminal size: what every program assumes when nothing says otherwise.
 pub const DEFAULT_ROWS: u16 = 24;

@@ -1,10 +1,8 @@
 //! One interactive session: starting it, writing to it, waiting for it to answer, and
 //! what each call reports.
 
-use super::keys::{self, Input, PipeAction};
 use super::probe;
-use super::screen::{Screen, Update};
-use super::wait::{Sent, Settled};
+use super::screen::Screen;
 use crate::exec::tasks::{Kind, Task, Tasks};
 use crate::exec::{self, Exit, Io, Limits, OutputHook, Running, Spawn};
 use std::os::fd::AsFd;
@@ -13,10 +11,6 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 use tokio::sync::{Notify, watch};
-use tokio_util::sync::CancellationToken;
-
-/// The longest a write may wait for a program to take its input.
-const MAX_WRITE_WAIT: Duration = Duration::from_secs(5);
 
 /// What to start.
 pub struct StartSpec<'a> {
@@ -84,21 +78,14 @@ pub enum Status {
 /// A listing of a process group: the group, its processes, when it was made.
 pub(super) type Members = (i32, Vec<i32>, Instant);
 
-/// A call's answer, for the tool layer to word.
+/// Input the program has to take: sent by a call, or the terminal's answer to a query.
 #[derive(Debug, Clone)]
-pub struct Report {
-    pub id: String,
-    pub status: Status,
-    pub update: Update,
-    /// The raw output file, once the output outgrew memory.
-    pub output_file: Option<PathBuf>,
-    pub tty: bool,
-    /// Rows and columns.
-    pub size: (u16, u16),
-    /// Bytes of input that could not be written (the program stopped reading).
-    pub unwritten: usize,
-    /// A pipe session's stdin was closed (Ctrl-D).
-    pub input_closed: bool,
+pub(super) struct Sent {
+    pub(super) at: Instant,
+    /// It holds a lone Escape (see `wait::ESCAPE_QUIET`).
+    pub(super) escape: bool,
+    /// The foreground threads' switch counts just before it was written.
+    pub(super) marks: Option<probe::Marks>,
 }
 
 /// One live session.
@@ -120,7 +107,7 @@ pub struct Session {
     /// /proc, so a look within [`MEMBERS_FRESH`] of one reuses it.
     pub(super) members: Arc<Mutex<Option<Members>>>,
     /// One call at a time; a new call first asks the one in progress to answer now.
-    turn: tokio::sync::Mutex<()>,
+    pub(super) turn: tokio::sync::Mutex<()>,
     pub(super) preempted: AtomicU64,
     pub(super) preempt: Notify,
     /// The end was reported in an answer: the session can be forgotten.
@@ -186,7 +173,7 @@ pub fn start(spec: StartSpec<'_>, id: String, tasks: &Tasks) -> std::io::Result<
                 && !replies.is_empty()
             {
                 // The program waits for the answer: mark its threads first.
-                let group = super::wait::foreground_of(fd.as_fd(), -1);
+                let group = foreground_of(fd.as_fd(), -1);
                 let pids = if group > 0 {
                     probe::members(group)
                 } else {
@@ -290,17 +277,8 @@ impl Session {
         lock(&self.last_used).elapsed()
     }
 
-    fn touch(&self) {
+    pub(super) fn touch(&self) {
         *lock(&self.last_used) = Instant::now();
-    }
-
-    /// Takes this session's turn, first asking a call still waiting on it to answer now.
-    async fn take_turn(&self) -> tokio::sync::MutexGuard<'_, ()> {
-        self.preempted.fetch_add(1, Ordering::SeqCst);
-        self.preempt.notify_waiters();
-        let guard = self.turn.lock().await;
-        self.touch();
-        guard
     }
 
     pub fn exited(&self) -> bool {
@@ -316,114 +294,6 @@ impl Session {
         self.named_output.load(Ordering::SeqCst)
     }
 
-    /// Writes `input` (text and keys), then waits as [`Session::read`] does.
-    pub async fn write(
-        &self,
-        input: &[Input],
-        wait: Duration,
-        budget: usize,
-        ct: &CancellationToken,
-    ) -> std::io::Result<Report> {
-        let _turn = self.take_turn().await;
-        let mut unwritten = 0;
-        let mut sent = None;
-        if !self.exited() && !input.is_empty() {
-            let marks = self.marks().await;
-            sent = Some(Sent {
-                at: Instant::now(),
-                escape: keys::holds_lone_escape(input),
-                marks,
-            });
-            unwritten = self.send(input, wait).await?;
-        }
-        let status = self.settle(wait, sent, ct).await;
-        Ok(self.report(status, budget, false, unwritten))
-    }
-
-    /// What is new, after waiting up to `wait` for the program to exit or wait for
-    /// input. `whole`: the whole current screen rather than what changed on it.
-    pub async fn read(
-        &self,
-        wait: Duration,
-        budget: usize,
-        whole: bool,
-        ct: &CancellationToken,
-    ) -> Report {
-        let _turn = self.take_turn().await;
-        let status = self.settle(wait, None, ct).await;
-        self.report(status, budget, whole, 0)
-    }
-
-    /// Resizes the terminal (the kernel tells the program with SIGWINCH), then waits as
-    /// [`Session::read`] does. `None` for a pipe session.
-    pub async fn resize(
-        &self,
-        rows: u16,
-        cols: u16,
-        wait: Duration,
-        budget: usize,
-        ct: &CancellationToken,
-    ) -> Option<std::io::Result<Report>> {
-        let master = self.master.as_ref()?;
-        let _turn = self.take_turn().await;
-        let marks = self.marks().await;
-        lock(&self.screen).resize(rows, cols);
-        if let Err(e) = master.resize(pty_process::Size::new(rows, cols)) {
-            return Some(Err(std::io::Error::other(e)));
-        }
-        let sent = Sent {
-            at: Instant::now(),
-            escape: false,
-            marks,
-        };
-        let status = self.settle(wait, Some(sent), ct).await;
-        Some(Ok(self.report(status, budget, false, 0)))
-    }
-
-    /// Stops the program (hangup, then SIGTERM, then SIGKILL to every process of the
-    /// session) and reports its last output.
-    pub async fn stop(&self, reason: &str, budget: usize) -> Report {
-        let _turn = self.take_turn().await;
-        self.task.stop(reason).await;
-        self.report(Settled::Status(self.current_status()), budget, false, 0)
-    }
-
-    /// Sends input; returns how many bytes could not be written in time.
-    async fn send(&self, input: &[Input], wait: Duration) -> std::io::Result<usize> {
-        let deadline = Instant::now() + wait.clamp(Duration::from_millis(100), MAX_WRITE_WAIT);
-        if let Some(master) = &self.master {
-            let bytes = keys::terminal_bytes(input, lock(&self.screen).modes());
-            let fd = master.as_fd().try_clone_to_owned()?;
-            let written = blocking(move || {
-                exec::write_until(fd.as_fd(), &bytes, deadline).map(|n| bytes.len() - n)
-            })
-            .await?;
-            return Ok(written);
-        }
-        let mut unwritten = 0;
-        for action in keys::pipe_actions(input) {
-            match action {
-                PipeAction::Bytes(bytes) => {
-                    let task = self.task.clone();
-                    let len = bytes.len();
-                    let n = blocking(move || task.running.write_input(&bytes, deadline)).await;
-                    match n {
-                        Ok(n) => unwritten += len - n,
-                        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => unwritten += len,
-                        Err(e) => return Err(e),
-                    }
-                }
-                PipeAction::Signal(signal) => {
-                    self.task.running.signal_group(signal);
-                }
-                PipeAction::CloseInput => {
-                    self.task.running.close_input();
-                }
-            }
-        }
-        Ok(unwritten)
-    }
-
     pub(super) fn current_status(&self) -> Status {
         match self.task.running.exited() {
             Some(Exit { code }) if self.task.is_done() => Status::Exited {
@@ -433,77 +303,16 @@ impl Session {
             _ => Status::Running,
         }
     }
+}
 
-    fn report(&self, settled: Settled, budget: usize, whole: bool, unwritten: usize) -> Report {
-        self.touch();
-        let status = match settled {
-            Settled::Status(s) => s,
-            Settled::CutShort => self.current_status(),
-        };
-        let (update, size) = {
-            let mut screen = lock(&self.screen);
-            (screen.take_update(budget, whole), screen.size())
-        };
-        if matches!(status, Status::Exited { .. }) {
-            self.end_reported.store(true, Ordering::SeqCst);
-        }
-        let output_file = if update.omitted > 0 {
-            exec::lock(&self.task.running.stdout)
-                .spill_path()
-                .map(Path::to_path_buf)
-        } else {
-            None
-        };
-        Report {
-            id: self.id.clone(),
-            status,
-            update,
-            output_file,
-            tty: self.tty,
-            size,
-            unwritten,
-            input_closed: !self.tty && !self.task.running.input_open(),
-        }
-    }
-
-    /// Stops the session once it has been idle for `idle` (`None`: never), calling
-    /// `forget` when it is gone (stopped, or ended and left unread that long).
-    pub fn watch_idle(
-        self: &Arc<Self>,
-        idle: Option<Duration>,
-        forget: impl FnOnce() + Send + 'static,
-    ) {
-        let Some(idle) = idle else {
-            return;
-        };
-        let session = Arc::downgrade(self);
-        tokio::spawn(async move {
-            loop {
-                let Some(s) = session.upgrade() else { return };
-                // A call waiting on the session is use: idle time counts from its end.
-                if s.turn.try_lock().is_err() {
-                    drop(s);
-                    tokio::time::sleep(idle).await;
-                    continue;
-                }
-                let left = idle.saturating_sub(s.idle_for());
-                if left.is_zero() {
-                    if !s.exited() {
-                        let reason = format!(
-                            "stopped after {}s without a call (--terminal-idle-timeout)",
-                            idle.as_secs()
-                        );
-                        tracing::info!(session = %s.id, "terminal session idle: stopping it");
-                        s.task.stop(&reason).await;
-                    }
-                    drop(s);
-                    forget();
-                    return;
-                }
-                drop(s);
-                tokio::time::sleep(left).await;
-            }
-        });
+/// The foreground process group of the terminal whose master is `master`, else
+/// `fallback`.
+pub(super) fn foreground_of(master: std::os::fd::BorrowedFd<'_>, fallback: i32) -> i32 {
+    use std::os::fd::AsRawFd;
+    // SAFETY: tcgetpgrp only reads the descriptor's terminal.
+    match unsafe { libc::tcgetpgrp(master.as_raw_fd()) } {
+        pgrp if pgrp > 0 => pgrp,
+        _ => fallback,
     }
 }
 

@@ -3,7 +3,7 @@
 //! (`probe`), confirmed against the ways a program can look blocked while it is not.
 
 use super::probe::{self, Activity};
-use super::session::{Session, Status, Waiting, blocking, lock};
+use super::session::{Sent, Session, Status, Waiting, blocking, foreground_of, lock};
 use crate::exec;
 use std::os::fd::AsFd;
 use std::sync::atomic::Ordering;
@@ -43,16 +43,6 @@ pub(super) const CONFIRM_READING: Duration = Duration::from_millis(1);
 const MEMBERS_FRESH: Duration = Duration::from_millis(100);
 
 /// How a wait ended, before the answer is put together.
-/// Input the program has to take: sent by a call, or the terminal's answer to a query.
-#[derive(Debug, Clone)]
-pub(super) struct Sent {
-    pub(super) at: Instant,
-    /// It holds a lone Escape (see [`ESCAPE_QUIET`]).
-    pub(super) escape: bool,
-    /// The foreground threads' switch counts just before it was written.
-    pub(super) marks: Option<probe::Marks>,
-}
-
 pub(super) enum Settled {
     Status(Status),
     /// Another call on the session, or the call's cancellation, cut it short.
@@ -255,16 +245,5 @@ impl Session {
         })
         .await
         .unwrap_or((Activity::Unknown, false))
-    }
-}
-
-/// The foreground process group of the terminal whose master is `master`, else
-/// `fallback`.
-pub(super) fn foreground_of(master: std::os::fd::BorrowedFd<'_>, fallback: i32) -> i32 {
-    use std::os::fd::AsRawFd;
-    // SAFETY: tcgetpgrp only reads the descriptor's terminal.
-    match unsafe { libc::tcgetpgrp(master.as_raw_fd()) } {
-        pgrp if pgrp > 0 => pgrp,
-        _ => fallback,
     }
 }

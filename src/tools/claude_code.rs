@@ -15,6 +15,7 @@
 //! | `Glob(pattern, path)` | `glob` |
 //! | `TaskOutput(task_id, block, timeout)`, `TaskStop(task_id)` | `task_output`, `task_stop` |
 
+use super::view::{self, MoreNotice, Svg, ViewStyle};
 use super::{Ctx, define, read_only, text_result, writes};
 use crate::error::{ErrorCode, ToolError, ToolResult};
 use crate::fsutil;
@@ -347,49 +348,32 @@ pub fn read(ctx: &Ctx, args: ReadArgs) -> ToolResult<CallToolResult> {
         let end = start.saturating_add(limit - 1).min(i64::MAX as u64);
         vec![start.min(i64::MAX as u64) as i64, end as i64]
     });
-    let mut result = super::view::run(
+    let viewed = view::read(
         ctx,
-        super::view::ViewArgs {
+        view::ViewArgs {
             path: args.file_path,
             view_range,
         },
-        false,
+        ViewStyle::cat_n(Svg::AsText),
     )?;
-    for block in &mut result.content {
-        if let rmcp::model::ContentBlock::Text(t) = block {
-            t.text = read_notice(&t.text);
-        }
-    }
-    Ok(result)
+    Ok(viewed.into_result(|text, more| match more {
+        Some(more) => text + &read_notice(&more),
+        None => text,
+    }))
 }
 
 /// `view`'s closing notice of a cut range (`[Showing lines 1-2000 of 2500. To see more,
 /// view with view_range [2001, 2500].]`) in Read's parameters: a model that follows it
 /// must get the next page, and Read has no view_range.
-pub fn read_notice(text: &str) -> String {
-    static NOTICE: std::sync::OnceLock<Option<regex::Regex>> = std::sync::OnceLock::new();
-    let Some(re) = NOTICE.get_or_init(|| {
-        regex::Regex::new(
-            r"\n\[Showing lines (\d+)-(\d+) of (\d+)\. To see more, view with view_range \[(\d+), (\d+)\]\.\]\n\z",
-        )
-        .ok()
-    }) else {
-        return text.to_string();
-    };
-    let Some(c) = re.captures(text) else {
-        return text.to_string();
-    };
-    let num = |i: usize| c[i].parse::<u64>().unwrap_or(0);
-    let (next, last) = (num(4), num(5));
-    let notice = format!(
-        "\n[Showing lines {}-{} of {}. To see more, Read with offset {next} and limit {}.]\n",
-        &c[1],
-        &c[2],
-        &c[3],
-        last.saturating_sub(next) + 1
-    );
-    let start = c.get(0).map_or(text.len(), |m| m.start());
-    format!("{}{notice}", &text[..start])
+pub fn read_notice(more: &MoreNotice) -> String {
+    format!(
+        "\n[Showing lines {}-{} of {}. To see more, Read with offset {} and limit {}.]\n",
+        more.start,
+        more.end,
+        more.total,
+        more.next,
+        more.next_end.saturating_sub(more.next) + 1
+    )
 }
 
 /// Pages one `Read` of a PDF shows at most, and how many a PDF may have to be read
@@ -589,39 +573,34 @@ mod tests {
     use proptest::prelude::*;
 
     proptest! {
-        /// Text without view's closing notice passes unchanged; with one, only the
-        /// notice changes and the page it names is the one view named.
+        /// The notice names the page after the one shown: offset where view's notice
+        /// went on, and as many lines as its range held.
         #[test]
-        fn read_notice_changes_only_the_notice(body in "[ -~\n\t]{0,200}", a in 1u64..5000, len in 0u64..5000, extra in 1u64..5000) {
-            prop_assert_eq!(super::read_notice(&body), body.clone());
+        fn read_notice_names_the_next_page(a in 1u64..5000, len in 0u64..5000, extra in 1u64..5000) {
             let (b, next) = (a + len, a + len + 1);
             let last = next + extra - 1;
-            let cut = format!(
-                "{body}\n[Showing lines {a}-{b} of {}. To see more, view with view_range [{next}, {last}].]\n",
+            let more = super::MoreNotice { start: a, end: b, total: last + 7, next, next_end: last };
+            let expected = format!(
+                "\n[Showing lines {a}-{b} of {}. To see more, Read with offset {next} and limit {extra}.]\n",
                 last + 7
             );
-            let out = super::read_notice(&cut);
-            prop_assert!(out.starts_with(&body));
-            let expected = format!("To see more, Read with offset {next} and limit {extra}.]\n");
-            prop_assert!(out.ends_with(&expected), "{}", out);
+            prop_assert_eq!(super::read_notice(&more), expected);
         }
     }
 
     #[test]
     fn a_cut_reads_notice_names_reads_parameters() {
-        let body = "     1\ta\n     2\tb\n";
+        let more = super::MoreNotice {
+            start: 1,
+            end: 2000,
+            total: 2500,
+            next: 2001,
+            next_end: 2500,
+        };
         assert_eq!(
-            super::read_notice(&format!(
-                "{body}\n[Showing lines 1-2000 of 2500. To see more, view with view_range [2001, 2500].]\n"
-            )),
-            format!(
-                "{body}\n[Showing lines 1-2000 of 2500. To see more, Read with offset 2001 and limit 500.]\n"
-            )
+            super::read_notice(&more),
+            "\n[Showing lines 1-2000 of 2500. To see more, Read with offset 2001 and limit 500.]\n"
         );
-        // Only the closing notice: the same words inside the file are the file's.
-        let inside =
-            "     1\t[Showing lines 1-2 of 3. To see more, view with view_range [3, 3].]\n";
-        assert_eq!(super::read_notice(inside), inside);
     }
     use super::*;
 

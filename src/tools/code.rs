@@ -3,8 +3,8 @@
 //! result ends with, and the hook every edit tool calls afterwards ([`after_write`]).
 
 use super::Ctx;
-use crate::config::DiagnosticsAfterEdit;
 use crate::error::{ErrorCode, ToolError, ToolResult};
+use crate::lsp::after_edit::DiagnosticsAfterEdit;
 use crate::lsp::client::{Server, Synced};
 use crate::lsp::servers::{self, Language};
 use crate::lsp::{self, NoServer, Readiness, StartEnv};

@@ -9,7 +9,7 @@
 //! | `list_dir(dir_path, offset, limit, depth)` | a breadth-first listing, sorted by path |
 //! | `grep_files(pattern, include, path, limit)` | the grep engine: files, newest first |
 
-use super::view::{self, ViewArgs};
+use super::view::{self, Svg, ViewArgs, ViewStyle};
 use super::{Ctx, define, read_only, text_result};
 use crate::error::{ErrorCode, ToolError, ToolResult};
 use crate::fsutil;
@@ -20,7 +20,7 @@ use crate::text::indent_block::{self, BlockOptions};
 use crate::text::lines::hash_bytes;
 use crate::text::quote::quoted;
 use crate::tool_name::ToolName;
-use rmcp::model::{CallToolResult, ContentBlock, Tool};
+use rmcp::model::{CallToolResult, Tool};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use std::collections::VecDeque;
@@ -232,34 +232,32 @@ pub fn read_file(ctx: &Ctx, args: ReadFileArgs) -> ToolResult<CallToolResult> {
     }
     let clamp = |n: u64| n.min(i64::MAX as u64) as i64;
     let end = offset.saturating_add(limit - 1);
-    let mut result = view::run_with(
+    let viewed = view::read(
         ctx,
         ViewArgs {
             path: args.file_path,
             view_range: Some(vec![clamp(offset), clamp(end)]),
         },
-        false,
-        codex_line,
+        ViewStyle {
+            svg: Svg::AsText,
+            line: codex_line,
+        },
     )?;
-    for block in &mut result.content {
-        if let ContentBlock::Text(t) = block {
-            let (body, notice) = view::split_more_notice(&t.text);
-            let mut text = body.trim_end_matches('\n').to_string();
-            if let Some(n) = notice {
-                text.push_str(&format!(
-                    "\n[Showing lines {}-{} of {}: at most 2000 lines per call. Continue with \
-                     offset {} and limit {}.]",
-                    n.start,
-                    n.end,
-                    n.total,
-                    n.next,
-                    n.next_end - n.next + 1
-                ));
-            }
-            t.text = text;
+    Ok(viewed.into_result(|text, more| {
+        let mut text = text.trim_end_matches('\n').to_string();
+        if let Some(n) = more {
+            text.push_str(&format!(
+                "\n[Showing lines {}-{} of {}: at most 2000 lines per call. Continue with \
+                 offset {} and limit {}.]",
+                n.start,
+                n.end,
+                n.total,
+                n.next,
+                n.next_end - n.next + 1
+            ));
         }
-    }
-    Ok(result)
+        text
+    }))
 }
 
 /// `read_file` in indentation mode: the whole file (within `--max-file-size`) is read,

@@ -73,7 +73,7 @@ pub fn run(ctx: &Ctx, args: EditorArgs) -> ToolResult<CallToolResult> {
                 path: args.path,
                 view_range: args.view_range,
             },
-            false,
+            view::Svg::AsText,
         ),
         "str_replace" => edit::run(
             ctx,

@@ -126,8 +126,11 @@ impl Ctx {
         finish_interrupted_patches(&scoped);
         if let Some(sandbox) = &self.shared.config.sandbox
             && sandbox.policy.protect_git
-            && (crate::sandbox::paths::file_tools_refuse(&scoped.real, &sandbox.policy.write)
-                || crate::sandbox::paths::file_tools_refuse(&scoped.shown, &sandbox.policy.write))
+            && (crate::sandbox::gitconfig::file_tools_refuse(&scoped.real, &sandbox.policy.write)
+                || crate::sandbox::gitconfig::file_tools_refuse(
+                    &scoped.shown,
+                    &sandbox.policy.write,
+                ))
         {
             return Err(crate::error::ToolError::new(
                 crate::error::ErrorCode::AccessDenied,
@@ -233,7 +236,7 @@ fn profile_catalogue(config: &Config) -> Vec<Tool> {
         }
         ToolProfile::Default | ToolProfile::AnthropicCompat => {}
     }
-    let mut tools = if config.anthropic_compat {
+    let mut tools = if config.anthropic_compat() {
         vec![editor::tool()]
     } else {
         vec![
@@ -245,7 +248,7 @@ fn profile_catalogue(config: &Config) -> Vec<Tool> {
         ]
     };
     // The terminal tools come and go together, beside a shell (see keep_enabled).
-    let terminals = !config.anthropic_compat
+    let terminals = !config.anthropic_compat()
         && config.tool_enabled(ToolName::Bash)
         && config.tool_enabled(ToolName::TerminalStart)
         && config.group_selected(ToolName::TerminalStart);
@@ -257,12 +260,12 @@ fn profile_catalogue(config: &Config) -> Vec<Tool> {
         ]),
         BashProfile::Pipe => tools.push(pipe::tool()),
     }
-    if !config.anthropic_compat {
+    if !config.anthropic_compat() {
         tools.extend(terminal::tools());
     }
     tools.extend([
-        grep::tool(config.anthropic_compat),
-        glob::tool(config.anthropic_compat),
+        grep::tool(config.anthropic_compat()),
+        glob::tool(config.anthropic_compat()),
         apply_patch::tool(),
     ]);
     tools.extend(code_tools());
@@ -534,10 +537,17 @@ fn dispatch_blocking(
     args: JsonObject,
     ct: &CancellationToken,
 ) -> ToolResult<CallToolResult> {
-    let compat = ctx.shared.config.anthropic_compat;
+    let compat = ctx.shared.config.anthropic_compat();
     let name = tool.as_str();
     match tool {
-        ToolName::View => parse(name, args).and_then(|a| view::run(ctx, a, !compat)),
+        ToolName::View => {
+            let svg = if compat {
+                view::Svg::AsText
+            } else {
+                view::Svg::AsImage
+            };
+            parse(name, args).and_then(|a| view::run(ctx, a, svg))
+        }
         ToolName::StrReplace => parse(name, args).and_then(|a| edit::run(ctx, a)),
         ToolName::MultiEdit => parse(name, args).and_then(|a| edit::run_multi(ctx, a)),
         ToolName::UndoEdit => parse(name, args).and_then(|a| undo::run(ctx, a)),

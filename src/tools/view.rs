@@ -4,8 +4,9 @@
 use super::{Ctx, define, read_only, text_result};
 use crate::error::{ToolError, ToolResult};
 use crate::fsutil;
-use crate::text::line_index::{self, FileStamp};
-use crate::text::lines;
+use crate::scope::ScopedPath;
+use crate::text::line_index::{self, FileStamp, LineIndex};
+use crate::text::lines::{self, ScanSummary};
 use crate::text::ranges;
 use crate::tool_name::ToolName;
 use crate::workspace::Seen;
@@ -13,10 +14,11 @@ use base64::Engine as _;
 use rmcp::model::{CallToolResult, ContentBlock, Tool};
 use schemars::JsonSchema;
 use serde::Deserialize;
-use std::fs::{self, File};
+use std::fs::{self, File, Metadata};
 use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
 use std::os::fd::AsFd;
 use std::path::Path;
+use std::sync::Arc;
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct ViewArgs {
@@ -47,15 +49,15 @@ const MAX_LISTED_ENTRIES: usize = 1000;
 /// Names never listed (seed 000 D11).
 const HIDDEN_NAMES: &[&str] = &[".git", "node_modules"];
 
-/// Most a whole-file view reserves for its result ahead of reading: a large file may
-/// show only its first 2000 lines, so beyond this the buffer grows as lines come.
-const MAX_RESERVED_BYTES: u64 = 2 << 20;
-
 /// Bytes looked at for image magic and for the NUL byte that marks a binary file.
 const SNIFF_BYTES: usize = 8192;
 
-pub fn run(ctx: &Ctx, args: ViewArgs, svg_as_image: bool) -> ToolResult<CallToolResult> {
-    run_with(ctx, args, svg_as_image, lines::format_line)
+/// How a reader shows an `.svg` file: as an image (Boris's own `view`), or as the text
+/// it is, as Claude Code reads it (the profiles that follow its contracts, DESIGN §7).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Svg {
+    AsImage,
+    AsText,
 }
 
 /// How one shown line is written: its number, the kept bytes (without the line break)
@@ -64,14 +66,94 @@ pub fn run(ctx: &Ctx, args: ViewArgs, svg_as_image: bool) -> ToolResult<CallTool
 /// `L12: text`).
 pub type LineFormat = fn(&mut String, usize, &[u8], usize);
 
-/// `view` with another line format: every rule of `view` (scope, size, images, binary
-/// files, the 2000-line cap and its notice, view-before-edit records) holds.
-pub fn run_with(
-    ctx: &Ctx,
-    args: ViewArgs,
-    svg_as_image: bool,
-    format_line: LineFormat,
-) -> ToolResult<CallToolResult> {
+/// What a reader built on `view` shows its own way; every other rule of `view` (scope,
+/// size, images, binary files, the 2000-line cap, view-before-edit records) holds.
+#[derive(Debug, Clone, Copy)]
+pub struct ViewStyle {
+    pub svg: Svg,
+    pub line: LineFormat,
+}
+
+impl ViewStyle {
+    /// `view`'s own lines (`cat -n`), with SVG shown as `svg` says.
+    pub fn cat_n(svg: Svg) -> ViewStyle {
+        ViewStyle {
+            svg,
+            line: lines::format_line,
+        }
+    }
+}
+
+/// What a view found, before a profile words it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Viewed {
+    /// A text file's numbered lines, and where they stopped when the line cap cut them.
+    Lines {
+        text: String,
+        more: Option<MoreNotice>,
+    },
+    /// Text in place of lines: an empty file's note, a directory listing.
+    Note(String),
+    /// A binary file: its size, in place of its bytes.
+    Binary(String),
+    /// An image, base64-encoded.
+    Image { data: String, mime: &'static str },
+}
+
+impl Viewed {
+    /// The tool result; `lines` words a text file's lines and their closing notice.
+    pub fn into_result(
+        self,
+        lines: impl FnOnce(String, Option<MoreNotice>) -> String,
+    ) -> CallToolResult {
+        match self {
+            Viewed::Lines { text, more } => text_result(lines(text, more)),
+            Viewed::Note(text) | Viewed::Binary(text) => text_result(text),
+            Viewed::Image { data, mime } => {
+                CallToolResult::success(vec![ContentBlock::image(data, mime)])
+            }
+        }
+    }
+}
+
+/// Where a view cut at its line cap stopped (`[Showing lines 1-2000 of 2500. To see
+/// more, view with view_range [2001, 2500].]`), which other profiles word in their
+/// parameters' names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MoreNotice {
+    pub start: u64,
+    pub end: u64,
+    pub total: u64,
+    /// The range the notice asks for next.
+    pub next: u64,
+    pub next_end: u64,
+}
+
+impl MoreNotice {
+    /// `view`'s own words, after the lines.
+    pub fn in_view_words(&self) -> String {
+        format!(
+            "\n[Showing lines {}-{} of {}. To see more, view with view_range [{}, {}].]\n",
+            self.start, self.end, self.total, self.next, self.next_end
+        )
+    }
+}
+
+/// `view`'s lines with its own closing notice.
+pub fn view_words(text: String, more: Option<MoreNotice>) -> String {
+    match more {
+        Some(more) => text + &more.in_view_words(),
+        None => text,
+    }
+}
+
+pub fn run(ctx: &Ctx, args: ViewArgs, svg: Svg) -> ToolResult<CallToolResult> {
+    Ok(read(ctx, args, ViewStyle::cat_n(svg))?.into_result(view_words))
+}
+
+/// `view`'s reading: a directory's listing, an image, a binary file's note, or a text
+/// file's lines as `style` writes them.
+pub fn read(ctx: &Ctx, args: ViewArgs, style: ViewStyle) -> ToolResult<Viewed> {
     let request =
         ranges::parse_view_range(args.view_range.as_deref()).map_err(ToolError::invalid)?;
     let path = ctx.resolve_read(&args.path)?;
@@ -86,7 +168,7 @@ pub fn run_with(
                 path.shown.display()
             )));
         }
-        return list_directory(ctx, file, &path.real, &path.shown);
+        return list_directory(ctx, file, &path.real, &path.shown).map(Viewed::Note);
     }
     // One stat serves both the directory check above and this one.
     fsutil::ensure_regular(&meta, &path.shown)?;
@@ -96,65 +178,132 @@ pub fn run_with(
 
     let mut reader = BufReader::with_capacity(64 * 1024, file);
     let head = sniff(&mut reader).map_err(|e| ToolError::io(&path.shown, "view", &e))?;
-
-    let mime = image_mime(&head)
-        .or_else(|| (svg_as_image && has_svg_extension(&path.real)).then_some("image/svg+xml"));
-    if let Some(mime) = mime {
-        fsutil::check_size(
-            meta.len(),
-            ctx.max_file_size(),
-            &path.shown,
-            "images",
-            "raise --max-file-size to view it",
-        )?;
-        let mut bytes = Vec::with_capacity(meta.len() as usize);
-        reader
-            .read_to_end(&mut bytes)
-            .map_err(|e| ToolError::io(&path.shown, "view", &e))?;
-        ctx.ws.record_view(&path.real, lines::hash_bytes(&bytes));
-        let data = base64::engine::general_purpose::STANDARD.encode(&bytes);
-        return Ok(CallToolResult::success(vec![ContentBlock::image(
-            data, mime,
-        )]));
+    let svg = style.svg == Svg::AsImage && has_svg_extension(&path.real);
+    if let Some(mime) = image_mime(&head).or_else(|| svg.then_some("image/svg+xml")) {
+        return read_image(ctx, reader, &meta, &path, mime);
     }
-
     if memchr::memchr(0, &head).is_some() {
-        // Its size is all a view shows: it is read (hashed) only as a text view would
-        // be, under the same rules for view-before-edit (below).
-        let stamp = FileStamp::of(
-            &reader
-                .get_ref()
-                .metadata()
-                .map_err(|e| ToolError::io(&path.shown, "view", &e))?,
-        );
-        if !stamp.is_racy() {
-            ctx.ws.record_seen(&path.real, Seen::Stamp(stamp));
-        } else if meta.len() > ctx.max_file_size() {
-            ctx.ws.forget_view(&path.real);
-        } else if stamp.size >= line_index::MIN_INDEXED_BYTES {
-            ctx.ws.record_seen(
-                &path.real,
-                Seen::Range {
-                    stamp,
-                    start: 0,
-                    len: head.len() as u64,
-                    hash: lines::hash_bytes(&head),
-                },
-            );
-        } else {
-            let summary = lines::scan_lines(reader, |_| false, |_, _, _| {})
-                .map_err(|e| ToolError::io(&path.shown, "view", &e))?;
+        return read_binary(ctx, reader, &meta, &path, &head);
+    }
+    read_text(ctx, reader, &meta, &path, request, style.line)
+}
+
+/// An image, within --max-file-size; its bytes count as a view of it.
+fn read_image(
+    ctx: &Ctx,
+    mut reader: BufReader<File>,
+    meta: &Metadata,
+    path: &ScopedPath,
+    mime: &'static str,
+) -> ToolResult<Viewed> {
+    fsutil::check_size(
+        meta.len(),
+        ctx.max_file_size(),
+        &path.shown,
+        "images",
+        "raise --max-file-size to view it",
+    )?;
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    reader
+        .read_to_end(&mut bytes)
+        .map_err(|e| ToolError::io(&path.shown, "view", &e))?;
+    ctx.ws.record_view(&path.real, lines::hash_bytes(&bytes));
+    let data = base64::engine::general_purpose::STANDARD.encode(&bytes);
+    Ok(Viewed::Image { data, mime })
+}
+
+/// A binary file: its size is all a view shows. It is read (hashed) only as a text view
+/// would be, under the same rules for view-before-edit (see [`Proof`]).
+fn read_binary(
+    ctx: &Ctx,
+    reader: BufReader<File>,
+    meta: &Metadata,
+    path: &ScopedPath,
+    head: &[u8],
+) -> ToolResult<Viewed> {
+    let io_err = |e: std::io::Error| ToolError::io(&path.shown, "view", &e);
+    let stamp = FileStamp::of(&reader.get_ref().metadata().map_err(io_err)?);
+    match Proof::of(stamp, meta.len() <= ctx.max_file_size()) {
+        Proof::Stamp => ctx.ws.record_seen(&path.real, Seen::Stamp(stamp)),
+        Proof::Forget => ctx.ws.forget_view(&path.real),
+        Proof::ReadHash => ctx.ws.record_seen(
+            &path.real,
+            Seen::Range {
+                stamp,
+                start: 0,
+                len: head.len() as u64,
+                hash: lines::hash_bytes(head),
+            },
+        ),
+        Proof::WholeHash => {
+            let summary = lines::scan_lines(reader, |_| false, |_, _, _| {}).map_err(io_err)?;
             ctx.ws.record_view(&path.real, summary.hash);
         }
-        return Ok(text_result(format!(
-            "{} is a binary file ({} bytes); view shows text and images only.",
-            path.shown.display(),
-            stamp.size
-        )));
+    }
+    Ok(Viewed::Binary(format!(
+        "{} is a binary file ({} bytes); view shows text and images only.",
+        path.shown.display(),
+        stamp.size
+    )))
+}
+
+/// What a view leaves for view-before-edit. The stamp of a file older than the racy
+/// window stands for its content (no hash needed). Otherwise a file under 1 MiB is
+/// hashed whole (cheap), and a larger one only where the view read (issue 21 §2: a view
+/// costs what it shows at any --max-file-size; `Seen::Range`). A file over
+/// --max-file-size cannot be edited (only create_file could overwrite it), so a racy one
+/// is not hashed: its view record is dropped, and an overwrite must wait for a later view.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Proof {
+    Stamp,
+    WholeHash,
+    ReadHash,
+    Forget,
+}
+
+impl Proof {
+    fn of(stamp: FileStamp, editable: bool) -> Proof {
+        let large = stamp.size >= line_index::MIN_INDEXED_BYTES;
+        match (stamp.is_racy(), editable, large) {
+            (false, _, _) => Proof::Stamp,
+            (true, false, _) => Proof::Forget,
+            (true, true, false) => Proof::WholeHash,
+            (true, true, true) => Proof::ReadHash,
+        }
     }
 
-    // A whole-file view holds the file's first 2000 lines; a range view streams any
-    // size (seed 000 D12), so only the former is bound by --max-file-size.
+    /// Records the view: `read` is what the scan read (from `start`, `len` bytes) and
+    /// its hash.
+    fn record(self, ctx: &Ctx, real: &Path, stamp: FileStamp, start: u64, read: &ScanSummary) {
+        match self {
+            Proof::Stamp => ctx.ws.record_seen(real, Seen::Stamp(stamp)),
+            Proof::WholeHash => ctx.ws.record_view(real, read.hash),
+            Proof::ReadHash => ctx.ws.record_seen(
+                real,
+                Seen::Range {
+                    stamp,
+                    start,
+                    len: read.total_bytes,
+                    hash: read.hash,
+                },
+            ),
+            Proof::Forget => ctx.ws.forget_view(real),
+        }
+    }
+}
+
+/// A text file's lines as `request` asks, at most 2000 of them. A whole-file view holds
+/// the file's first 2000 lines; a range view streams any size (seed 000 D12), so only the
+/// former is bound by --max-file-size. Every scan stops after its last shown line but a
+/// whole hash's.
+fn read_text(
+    ctx: &Ctx,
+    reader: BufReader<File>,
+    meta: &Metadata,
+    path: &ScopedPath,
+    request: ranges::LineRequest,
+    format_line: LineFormat,
+) -> ToolResult<Viewed> {
     if !request.explicit {
         fsutil::check_size(
             meta.len(),
@@ -164,206 +313,162 @@ pub fn run_with(
             "view it in parts with view_range [start, end]",
         )?;
     }
-    // The stamp of the file being read: when it is older than the racy window it stands
-    // for the content (view-before-edit needs no hash). Otherwise a file under 1 MiB is
-    // hashed whole (cheap), and a larger one only where the view read (issue 21 §2: a
-    // view costs what it shows at any --max-file-size; `Seen::Range`). Every scan stops
-    // after its last shown line but a whole hash's.
-    let stamp = FileStamp::of(
-        &reader
-            .get_ref()
-            .metadata()
-            .map_err(|e| ToolError::io(&path.shown, "view", &e))?,
-    );
     let io_err = |e: std::io::Error| ToolError::io(&path.shown, "view", &e);
-    let trusted = !stamp.is_racy();
-    let large = stamp.size >= line_index::MIN_INDEXED_BYTES;
-    // A file over --max-file-size cannot be edited; only create_file could overwrite it,
-    // so a racy one is not hashed: its view record is dropped instead (see below).
-    let editable = meta.len() <= ctx.max_file_size();
-    let hash_whole = !trusted && !large && editable;
-    let hash_read = !trusted && large && editable;
-    // A large file's line numbers come from its line index (cached per file, extended
-    // when the file grew); the last lines of one are found from its end.
-    let mut index = None;
-    // Where the scan starts: (line number, byte offset), when not at the top.
-    let mut start_at = None;
-    let request = match request.last_lines {
-        Some(n) if large => {
-            let idx = line_index::index_for(&path.real, stamp, reader.get_ref()).map_err(io_err)?;
-            let total = idx.total_lines();
-            let request = if n <= ranges::MAX_VIEW_LINES {
-                let (offset, found) =
-                    line_index::tail_start(reader.get_ref(), idx.len(), n).map_err(io_err)?;
-                let first = total.saturating_sub(found).saturating_add(1);
-                start_at = Some((first, offset));
-                // Up to the last line the index counted: a line written since is not
-                // numbered by it.
-                ranges::LineRequest {
-                    start: first,
-                    end: Some(total),
-                    ..request.resolve_last(total)
-                }
-            } else {
-                request.resolve_last(total)
-            };
-            index = Some(idx);
-            request
-        }
-        Some(_) => {
-            // Under 1 MiB one counting pass costs less than an index.
-            let total = line_index::LineIndex::build(&mut reader)
-                .map_err(io_err)?
-                .total_lines();
-            reader.seek(SeekFrom::Start(0)).map_err(io_err)?;
-            request.resolve_last(total)
-        }
-        None => request,
+    let stamp = FileStamp::of(&reader.get_ref().metadata().map_err(io_err)?);
+    let proof = Proof::of(stamp, meta.len() <= ctx.max_file_size());
+    let mut file = TextFile {
+        reader,
+        real: &path.real,
+        stamp,
+        index: None,
     };
+    let (request, (first_line, scan_start)) = file.locate(request).map_err(io_err)?;
     let last_kept = request.last_kept();
-    // A whole-file view shows about the file plus a number column: reserving that up
-    // front spares the copies of a growing buffer (a range view may be of a huge file).
-    let mut body = if request.explicit {
-        String::new()
-    } else {
-        let estimate = meta.len().saturating_add(meta.len() / 4).saturating_add(64);
-        String::with_capacity(estimate.min(MAX_RESERVED_BYTES) as usize)
-    };
-    // A large file starts at the line index's checkpoint before the first shown line.
-    if start_at.is_none() && large && request.start > 1 {
-        let idx = match index.take() {
-            Some(idx) => idx,
-            None => line_index::index_for(&path.real, stamp, reader.get_ref()).map_err(io_err)?,
-        };
-        start_at = Some(idx.seek_point(request.start));
-        index = Some(idx);
-    }
-    let (first_line, scan_start) = start_at.unwrap_or((1, 0));
-    if start_at.is_some() {
-        reader.seek(SeekFrom::Start(scan_start)).map_err(io_err)?;
-    }
+    let mut body = reserve(request, meta.len());
     let from = lines::ScanFrom {
         first_line,
-        stop_after: (!hash_whole).then_some(last_kept),
-        hash: hash_whole || hash_read,
+        stop_after: (proof != Proof::WholeHash).then_some(last_kept),
+        hash: matches!(proof, Proof::WholeHash | Proof::ReadHash),
     };
     let (summary, complete) = lines::scan_lines_from(
-        &mut reader,
+        &mut file.reader,
         from,
         |n| n >= request.start && n <= last_kept,
         |n, kept, chars| format_line(&mut body, n, kept, chars),
     )
     .map_err(io_err)?;
-    let total_lines = if complete {
-        summary.total_lines
-    } else if request.end.is_some_and(|e| e <= last_kept) {
-        // Everything asked for was shown and nothing past it is reported: the total
-        // is not needed, and the last line read stands for it.
+    let total_lines = if complete || request.end.is_some_and(|e| e <= last_kept) {
+        // Read to the end; or everything asked for was shown and nothing past it is
+        // reported: the total is not needed, and the last line read stands for it.
         summary.total_lines
     } else {
         // Lines exist past the cap: the notice names the total.
-        match &index {
-            Some(index) => index.total_lines(),
-            None if large => line_index::index_for(&path.real, stamp, reader.get_ref())
-                .map_err(io_err)?
-                .total_lines(),
-            None => {
-                let rest = lines::ScanFrom {
-                    first_line: summary.total_lines + 1,
-                    stop_after: None,
-                    hash: false,
-                };
-                lines::scan_lines_from(&mut reader, rest, |_| false, |_, _, _| {})
-                    .map_err(io_err)?
-                    .0
-                    .total_lines
-            }
-        }
+        file.total_lines(summary.total_lines).map_err(io_err)?
     };
     let shown = ranges::clamp(request, total_lines).map_err(ToolError::invalid)?;
-    if trusted {
-        ctx.ws.record_seen(&path.real, Seen::Stamp(stamp));
-    } else if hash_whole {
-        ctx.ws.record_view(&path.real, summary.hash);
-    } else if hash_read {
-        ctx.ws.record_seen(
-            &path.real,
-            Seen::Range {
-                stamp,
-                start: scan_start,
-                len: summary.total_bytes,
-                hash: summary.hash,
-            },
-        );
-    } else {
-        // Neither a trusted stamp nor a hash: an overwrite must wait for a later view.
-        ctx.ws.forget_view(&path.real);
-    }
-
+    proof.record(ctx, &path.real, stamp, scan_start, &summary);
     if total_lines == 0 {
-        return Ok(text_result(format!(
+        return Ok(Viewed::Note(format!(
             "(the file {} is empty)",
             path.shown.display()
         )));
     }
-    if shown.more_after {
+    let more = shown.more_after.then(|| {
         let next_end = (shown.end + ranges::MAX_VIEW_LINES).min(match request.end {
             Some(e) => e.min(shown.total),
             None => shown.total,
         });
-        body.push_str(&format!(
-            "\n[Showing lines {}-{} of {}. To see more, view with view_range [{}, {}].]\n",
-            shown.start,
-            shown.end,
-            shown.total,
-            shown.end + 1,
-            next_end
-        ));
+        MoreNotice {
+            start: shown.start as u64,
+            end: shown.end as u64,
+            total: shown.total as u64,
+            next: shown.end as u64 + 1,
+            next_end: next_end as u64,
+        }
+    });
+    Ok(Viewed::Lines { text: body, more })
+}
+
+/// Most a whole-file view reserves for its result ahead of reading: a large file may
+/// show only its first 2000 lines, so beyond this the buffer grows as lines come.
+const MAX_RESERVED_BYTES: u64 = 2 << 20;
+
+/// The buffer a view's lines are written to. A whole-file view shows about the file plus
+/// a number column: reserving that up front spares the copies of a growing buffer (a
+/// range view may be of a huge file).
+fn reserve(request: ranges::LineRequest, file_len: u64) -> String {
+    if request.explicit {
+        String::new()
+    } else {
+        let estimate = file_len.saturating_add(file_len / 4).saturating_add(64);
+        String::with_capacity(estimate.min(MAX_RESERVED_BYTES) as usize)
     }
-    Ok(text_result(body))
 }
 
-/// The closing notice of a view cut at its line cap (`[Showing lines 1-2000 of 2500. To
-/// see more, view with view_range [2001, 2500].]`), which other profiles reword in
-/// their parameters' names.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct MoreNotice {
-    pub start: u64,
-    pub end: u64,
-    pub total: u64,
-    /// The range the notice asks for next.
-    pub next: u64,
-    pub next_end: u64,
+/// The text file a view reads. A large file's line numbers come from its line index
+/// (cached per file, extended when the file grew); the last lines of one are found from
+/// its end.
+struct TextFile<'a> {
+    reader: BufReader<File>,
+    real: &'a Path,
+    stamp: FileStamp,
+    index: Option<Arc<LineIndex>>,
 }
 
-/// Splits a view's text into what it shows and its closing notice, if it has one. Only
-/// the notice `view` appends is taken (the same words inside the file are the file's:
-/// they are numbered, or not last).
-pub fn split_more_notice(text: &str) -> (&str, Option<MoreNotice>) {
-    static NOTICE: std::sync::OnceLock<Option<regex::Regex>> = std::sync::OnceLock::new();
-    let Some(re) = NOTICE.get_or_init(|| {
-        regex::Regex::new(
-            r"\n\[Showing lines (\d+)-(\d+) of (\d+)\. To see more, view with view_range \[(\d+), (\d+)\]\.\]\n\z",
-        )
-        .ok()
-    }) else {
-        return (text, None);
-    };
-    let Some(c) = re.captures(text) else {
-        return (text, None);
-    };
-    let num = |i: usize| c[i].parse::<u64>().unwrap_or(0);
-    let at = c.get(0).map_or(text.len(), |m| m.start());
-    (
-        &text[..at],
-        Some(MoreNotice {
-            start: num(1),
-            end: num(2),
-            total: num(3),
-            next: num(4),
-            next_end: num(5),
-        }),
-    )
+impl TextFile<'_> {
+    fn large(&self) -> bool {
+        self.stamp.size >= line_index::MIN_INDEXED_BYTES
+    }
+
+    /// The file's line index, made (or taken from the cache) on first use.
+    fn index(&mut self) -> std::io::Result<Arc<LineIndex>> {
+        if let Some(index) = &self.index {
+            return Ok(index.clone());
+        }
+        let index = line_index::index_for(self.real, self.stamp, self.reader.get_ref())?;
+        self.index = Some(index.clone());
+        Ok(index)
+    }
+
+    /// The request with its last lines resolved, and where the scan starts (line number,
+    /// byte offset), the reader placed there.
+    fn locate(
+        &mut self,
+        request: ranges::LineRequest,
+    ) -> std::io::Result<(ranges::LineRequest, (usize, u64))> {
+        let mut start_at = None;
+        let request = match request.last_lines {
+            Some(n) if self.large() => {
+                let idx = self.index()?;
+                let total = idx.total_lines();
+                if n <= ranges::MAX_VIEW_LINES {
+                    let (offset, found) =
+                        line_index::tail_start(self.reader.get_ref(), idx.len(), n)?;
+                    let first = total.saturating_sub(found).saturating_add(1);
+                    start_at = Some((first, offset));
+                    // Up to the last line the index counted: a line written since is not
+                    // numbered by it.
+                    ranges::LineRequest {
+                        start: first,
+                        end: Some(total),
+                        ..request.resolve_last(total)
+                    }
+                } else {
+                    request.resolve_last(total)
+                }
+            }
+            Some(_) => {
+                // Under 1 MiB one counting pass costs less than an index.
+                let total = LineIndex::build(&mut self.reader)?.total_lines();
+                self.reader.seek(SeekFrom::Start(0))?;
+                request.resolve_last(total)
+            }
+            None => request,
+        };
+        // A large file starts at the line index's checkpoint before the first shown line.
+        if start_at.is_none() && self.large() && request.start > 1 {
+            start_at = Some(self.index()?.seek_point(request.start));
+        }
+        if let Some((_, offset)) = start_at {
+            self.reader.seek(SeekFrom::Start(offset))?;
+        }
+        Ok((request, start_at.unwrap_or((1, 0))))
+    }
+
+    /// The file's line count, from its index or by counting on from `counted` lines
+    /// (where the scan stopped).
+    fn total_lines(&mut self, counted: usize) -> std::io::Result<usize> {
+        if self.index.is_some() || self.large() {
+            return Ok(self.index()?.total_lines());
+        }
+        let rest = lines::ScanFrom {
+            first_line: counted + 1,
+            stop_after: None,
+            hash: false,
+        };
+        let (summary, _) = lines::scan_lines_from(&mut self.reader, rest, |_| false, |_, _, _| {})?;
+        Ok(summary.total_lines)
+    }
 }
 
 /// Fills the reader's buffer with up to [`SNIFF_BYTES`] bytes without consuming them.
@@ -396,7 +501,7 @@ fn has_svg_extension(path: &Path) -> bool {
 
 /// Two levels of a directory, dotfiles included but `.git` and `node_modules` left out,
 /// symlinks shown as `name -> target` and not followed, denied entries left out.
-fn list_directory(ctx: &Ctx, dir: File, real: &Path, shown: &Path) -> ToolResult<CallToolResult> {
+fn list_directory(ctx: &Ctx, dir: File, real: &Path, shown: &Path) -> ToolResult<String> {
     let mut entries = Vec::new();
     let mut omitted = 0usize;
     collect_entries(ctx, dir.as_fd(), real, "", 1, &mut entries, &mut omitted)
@@ -417,7 +522,7 @@ fn list_directory(ctx: &Ctx, dir: File, real: &Path, shown: &Path) -> ToolResult
             "[{omitted} more entries not listed; view a subdirectory to see them]\n"
         ));
     }
-    Ok(text_result(out))
+    Ok(out)
 }
 
 /// Lists the directory open at `fd` (named `dir`), its subdirectories opened beneath it
@@ -499,26 +604,19 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_more_notice_splits_off() {
-        let body = "     1\ta\n";
-        let text = format!(
-            "{body}\n[Showing lines 1-2000 of 2500. To see more, view with view_range [2001, 2500].]\n"
-        );
-        let (shown, notice) = split_more_notice(&text);
-        assert_eq!(shown, body);
+    fn views_notice_follows_its_lines() {
+        let more = MoreNotice {
+            start: 1,
+            end: 2000,
+            total: 2500,
+            next: 2001,
+            next_end: 2500,
+        };
         assert_eq!(
-            notice,
-            Some(MoreNotice {
-                start: 1,
-                end: 2000,
-                total: 2500,
-                next: 2001,
-                next_end: 2500
-            })
+            view_words("     1\ta\n".into(), Some(more)),
+            "     1\ta\n\n[Showing lines 1-2000 of 2500. To see more, view with view_range [2001, 2500].]\n"
         );
-        let inside =
-            "     1\t[Showing lines 1-2 of 3. To see more, view with view_range [3, 3].]\n";
-        assert_eq!(split_more_notice(inside), (inside, None));
+        assert_eq!(view_words("     1\ta\n".into(), None), "     1\ta\n");
     }
 
     #[test]

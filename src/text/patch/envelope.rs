@@ -13,6 +13,7 @@
 //! Hunk       := { "@@" [ " " anchor ] } { (" " | "-" | "+") line } [ "*** End of File" ]
 //! ```
 
+use super::hunk::{mark_no_newline, numbers, settle_markers};
 use super::{Chunk, FileOp, Line, LineKind, ParseError, Patch, split_cr};
 
 const ADD: &str = "*** Add File:";
@@ -167,7 +168,7 @@ fn hunk_header(line: &str) -> Option<(Option<String>, Option<usize>)> {
         return Some((None, None));
     }
     let rest = t.strip_prefix("@@ ")?;
-    if let Some(h) = super::unified::numbers(t) {
+    if let Some(h) = numbers(t) {
         let anchor = h.heading.trim();
         return Some((
             (!anchor.is_empty()).then(|| anchor.to_string()),
@@ -261,35 +262,6 @@ fn chunk(lines: &[&str], i: &mut usize, end: usize, first: bool) -> Result<Chunk
         ));
     }
     Ok(c)
-}
-
-/// `\ No newline at end of file`: notes the line it follows (see [`settle_markers`]).
-pub(super) fn mark_no_newline(
-    c: &Chunk,
-    no: usize,
-    marks: &mut Vec<usize>,
-) -> Result<(), ParseError> {
-    match c.lines.len().checked_sub(1) {
-        Some(k) => {
-            marks.push(k);
-            Ok(())
-        }
-        None => Err(ParseError::at(
-            no,
-            "'\\ No newline at end of file' must follow the line it is about",
-        )),
-    }
-}
-
-/// A hunk's markers, once its lines are known: the old side's last line has no line
-/// break when a marker follows it (a `-` or context line), the new side's likewise (a `+`
-/// or context line). A marker after any other line says nothing and is dropped, so every
-/// hunk read is one [`render`] writes back the same.
-pub(super) fn settle_markers(c: &mut Chunk, marks: &[usize]) {
-    let last_old = c.lines.iter().rposition(|l| l.kind != LineKind::Add);
-    let last_new = c.lines.iter().rposition(|l| l.kind != LineKind::Delete);
-    c.old_no_eol = last_old.is_some_and(|k| marks.contains(&k));
-    c.new_no_eol = last_new.is_some_and(|k| marks.contains(&k));
 }
 
 fn shorten(s: &str) -> String {

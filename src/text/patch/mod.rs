@@ -13,6 +13,7 @@
 mod apply;
 mod envelope;
 mod generate;
+mod hunk;
 mod seek;
 mod unified;
 mod unwrap;

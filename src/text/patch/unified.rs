@@ -5,52 +5,8 @@
 //! do not fit the lines after it (models miscount) is read line by line instead, up to
 //! the next header.
 
-use super::envelope::{mark_no_newline, settle_markers};
+use super::hunk::{mark_no_newline, numbers, settle_markers};
 use super::{Chunk, FileOp, Line, LineKind, ParseError, Patch, split_cr};
-use regex::Regex;
-use std::sync::LazyLock;
-
-/// The numbers of a hunk header.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct Numbers<'a> {
-    pub old_start: usize,
-    pub old_count: usize,
-    pub new_count: usize,
-    /// Text after the closing `@@` (git's section heading).
-    pub heading: &'a str,
-}
-
-impl Numbers<'_> {
-    /// The 1-based line where the old lines start: after line `old_start` when there are
-    /// none (`-5,0` inserts after line 5).
-    pub fn hint(&self) -> usize {
-        if self.old_count == 0 {
-            self.old_start + 1
-        } else {
-            self.old_start.max(1)
-        }
-    }
-}
-
-static HEADER: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@(.*)$")
-        .unwrap_or_else(|e| unreachable!("a constant pattern: {e}"))
-});
-
-/// `@@ -a[,b] +c[,d] @@[ heading]` (a missing count is 1).
-pub(super) fn numbers(line: &str) -> Option<Numbers<'_>> {
-    let c = HEADER.captures(line.trim_end_matches(['\r', '\n']))?;
-    let num = |i: usize, default: usize| {
-        c.get(i)
-            .map_or(Some(default), |m| m.as_str().parse::<usize>().ok())
-    };
-    Some(Numbers {
-        old_start: num(1, 0)?,
-        old_count: num(2, 1)?,
-        new_count: num(4, 1)?,
-        heading: c.get(5).map_or("", |m| m.as_str()),
-    })
-}
 
 /// Parses the diff that starts at `lines[start]`; returns it and the index of its last
 /// line (what follows is not part of it).

@@ -2,7 +2,7 @@
 //! (`view`, lines shown plain), `list_directory`, `write_file` (`create_file`) and
 //! `replace` (`str_replace`).
 
-use super::super::view::{self, ViewArgs};
+use super::super::view::{self, MoreNotice, Svg, ViewArgs, ViewStyle, Viewed};
 use super::super::{Ctx, text_result};
 use crate::error::{ErrorCode, ToolError, ToolResult};
 use crate::scope::ScopedPath;
@@ -153,22 +153,22 @@ pub fn read_file(ctx: &Ctx, args: ReadFileArgs) -> ToolResult<CallToolResult> {
         (None, Some(e)) => Some(vec![1, clamp(e)]),
         (Some(s), Some(e)) => Some(vec![clamp(s), clamp(e)]),
     };
-    let mut result = view::run_with(
+    let viewed = view::read(
         ctx,
         ViewArgs {
             path: args.file_path,
             view_range,
         },
-        false,
-        plain_line,
+        PLAIN,
     )?;
-    for block in &mut result.content {
-        if let ContentBlock::Text(t) = block {
-            t.text = truncation_header(&t.text);
-        }
-    }
-    Ok(result)
+    Ok(viewed.into_result(truncation_header))
 }
+
+/// How Gemini CLI's readers show a file: plain lines, SVG as text.
+const PLAIN: ViewStyle = ViewStyle {
+    svg: Svg::AsText,
+    line: plain_line,
+};
 
 /// A directory is not read (Gemini CLI: "Path is a directory, not a file"); `view`
 /// would list it.
@@ -184,19 +184,32 @@ fn refuse_directory(ctx: &Ctx, file_path: &str) -> ToolResult<()> {
 }
 
 /// `view`'s closing notice of a cut read → Gemini CLI's header above the content.
-pub fn truncation_header(text: &str) -> String {
-    let (body, notice) = view::split_more_notice(text);
-    match notice {
-        None => text.to_string(),
+pub fn truncation_header(text: String, more: Option<MoreNotice>) -> String {
+    match more {
+        None => text,
         Some(n) => format!(
             "\nIMPORTANT: The file content has been truncated.\nStatus: Showing lines {}-{} \
              of {} total lines.\nAction: To read more of the file, you can use the \
              'start_line' and 'end_line' parameters in a subsequent 'read_file' call. For \
              example, to read the next section of the file, use start_line: {}.\n\n--- FILE \
-             CONTENT (truncated) ---\n{body}",
+             CONTENT (truncated) ---\n{text}",
             n.start, n.end, n.total, n.next
         ),
     }
+}
+
+/// One file's text in `read_many_files`' result, under its name; `cut`: its read stopped
+/// at the line cap.
+fn push_file(text: &mut String, shown: &str, body: &str, cut: bool) {
+    text.push_str(&format!("--- {shown} ---\n\n"));
+    if cut {
+        text.push_str(
+            "[WARNING: This file was truncated. To view the full content, use the \
+             'read_file' tool on this specific file.]\n\n",
+        );
+    }
+    text.push_str(body);
+    text.push_str("\n\n");
 }
 
 /// Characters of file text one `read_many_files` call shows at most; files past it are
@@ -239,41 +252,26 @@ pub fn read_many_files(
             unread.push(shown);
             continue;
         }
-        let read = view::run_with(
+        let read = view::read(
             ctx,
             ViewArgs {
                 path: file.path.real.to_string_lossy().into_owned(),
                 view_range: None,
             },
-            false,
-            plain_line,
+            PLAIN,
         );
         match read {
             Err(e) => skipped.push(format!("{shown} ({})", e.message)),
-            Ok(r) => {
-                for block in r.content {
-                    match block {
-                        ContentBlock::Text(t) => {
-                            if t.text.ends_with("view shows text and images only.") {
-                                skipped.push(format!("{shown} (binary file)"));
-                                continue;
-                            }
-                            let (body, notice) = view::split_more_notice(&t.text);
-                            text.push_str(&format!("--- {shown} ---\n\n"));
-                            if notice.is_some() {
-                                text.push_str(
-                                    "[WARNING: This file was truncated. To view the full \
-                                     content, use the 'read_file' tool on this specific \
-                                     file.]\n\n",
-                                );
-                            }
-                            text.push_str(body);
-                            text.push_str("\n\n");
-                        }
-                        other if file.named => content.push(other),
-                        _ => skipped.push(format!("{shown} (an image; name it to include it)")),
-                    }
-                }
+            Ok(Viewed::Binary(_)) => skipped.push(format!("{shown} (binary file)")),
+            Ok(Viewed::Lines { text: body, more }) => {
+                push_file(&mut text, &shown, &body, more.is_some());
+            }
+            Ok(Viewed::Note(body)) => push_file(&mut text, &shown, &body, false),
+            Ok(Viewed::Image { data, mime }) if file.named => {
+                content.push(ContentBlock::image(data, mime));
+            }
+            Ok(Viewed::Image { .. }) => {
+                skipped.push(format!("{shown} (an image; name it to include it)"));
             }
         }
     }
