@@ -272,7 +272,7 @@ pub fn open_read(real: &Path) -> Result<(File, Metadata)> {
     let fd = open(real, OFlag::O_RDONLY | OFlag::O_NONBLOCK, Mode::empty())?;
     let file = File::from(fd);
     let meta = file.metadata().map_err(Error::Io)?;
-    verify(&file, &meta)?;
+    verify(&file, &meta, real)?;
     Ok((file, meta))
 }
 
@@ -280,7 +280,7 @@ pub fn open_read(real: &Path) -> Result<(File, Metadata)> {
 pub fn metadata(real: &Path) -> Result<Metadata> {
     let file = File::from(open(real, OFlag::O_PATH, Mode::empty())?);
     let meta = file.metadata().map_err(Error::Io)?;
-    verify(&file, &meta)?;
+    verify(&file, &meta, real)?;
     Ok(meta)
 }
 
@@ -423,13 +423,18 @@ pub fn current_path(fd: BorrowedFd<'_>) -> Option<PathBuf> {
     Some(PathBuf::from(target)).filter(|p| p.is_absolute())
 }
 
-/// Checks an opened file by what it is now, not by the name it was asked by.
-fn verify(file: &File, meta: &Metadata) -> Result<()> {
+/// Checks an opened file by what it is now, not by the name it was asked by: `real`,
+/// which passed the deny list and the roots before it was opened (the scope's check,
+/// or a walk's filter). Still known by that name, it needs no second match against the deny
+/// list (the patterns and roots are the process's, fixed); known by another (a
+/// directory renamed along the path meanwhile), the new name is matched.
+fn verify(file: &File, meta: &Metadata, real: &Path) -> Result<()> {
     let Some(policy) = POLICY.get().filter(|_| !*UNCHECKED) else {
         return Ok(());
     };
     if !policy.scope.deny_patterns().is_empty()
         && let Some(now) = current_path(file.as_fd())
+        && now != real
     {
         policy.check_name(&now)?;
     }
