@@ -64,6 +64,16 @@ static SLASH: LazyLock<Option<OwnedFd>> = LazyLock::new(|| open_dir_by_name(Path
 /// Whether `openat2` is missing (ENOSYS): then the component walk is used.
 static NO_OPENAT2: AtomicBool = AtomicBool::new(false);
 
+/// A test build's switch (the `probe-simulation` feature; a release build has none, as
+/// for `BORIS_SANDBOX_PROBE`): with `BORIS_TEST_UNCHECKED_FILE_TOOLS=1` a checked path
+/// is opened by name, following symlinks, and what was opened is not checked again —
+/// the file tools as they were before this module. An escape case's control turns it
+/// on to show its attack succeed without this defence (issue 25 §1).
+static UNCHECKED: LazyLock<bool> = LazyLock::new(|| {
+    cfg!(feature = "probe-simulation")
+        && std::env::var_os("BORIS_TEST_UNCHECKED_FILE_TOOLS").is_some_and(|v| v == "1")
+});
+
 /// Sets the process's policy: `scope`'s allowed directories and `read_only` ones are
 /// opened now and every later open is made beneath them. Only the first call counts.
 pub fn install(scope: &Scope, read_only: &[PathBuf]) {
@@ -246,6 +256,9 @@ fn is_symlink_at(dir: BorrowedFd<'_>, name: &std::ffi::OsStr) -> bool {
 /// Opens the checked path `real` (absolute, no symlink, no `..`) with `flags`, beneath
 /// its root; a race met is retried once, then refused.
 pub fn open(real: &Path, flags: OFlag, mode: Mode) -> Result<OwnedFd> {
+    if *UNCHECKED {
+        return Ok(nix::fcntl::open(real, flags | OFlag::O_CLOEXEC, mode)?);
+    }
     let (dir, rel) = anchor(real)?;
     match open_at(dir, rel, flags, mode) {
         Err(Error::Raced) => open_at(dir, rel, flags, mode),
@@ -259,7 +272,7 @@ pub fn open_read(real: &Path) -> Result<(File, Metadata)> {
     let fd = open(real, OFlag::O_RDONLY | OFlag::O_NONBLOCK, Mode::empty())?;
     let file = File::from(fd);
     let meta = file.metadata().map_err(Error::Io)?;
-    verify(&file, &meta)?;
+    verify(&file, &meta, real)?;
     Ok((file, meta))
 }
 
@@ -267,7 +280,7 @@ pub fn open_read(real: &Path) -> Result<(File, Metadata)> {
 pub fn metadata(real: &Path) -> Result<Metadata> {
     let file = File::from(open(real, OFlag::O_PATH, Mode::empty())?);
     let meta = file.metadata().map_err(Error::Io)?;
-    verify(&file, &meta)?;
+    verify(&file, &meta, real)?;
     Ok(meta)
 }
 
@@ -289,6 +302,7 @@ pub fn parent(real: &Path) -> Result<Parent> {
     // Beneath its root the directory is; only the deny list needs its current name.
     if let Some(policy) = POLICY.get()
         && !policy.scope.deny_patterns().is_empty()
+        && !*UNCHECKED
         && let Some(now) = current_path(fd.as_fd())
     {
         policy.check_name(&now.join(name))?;
@@ -299,8 +313,16 @@ pub fn parent(real: &Path) -> Result<Parent> {
     })
 }
 
+/// Whether the file tools' checks are off (a test build's control, [`UNCHECKED`]).
+pub fn unchecked() -> bool {
+    *UNCHECKED
+}
+
 /// Makes `real` and every missing directory above it, beneath its root.
 pub fn create_dir_all(real: &Path) -> Result<()> {
+    if *UNCHECKED {
+        return std::fs::create_dir_all(real).map_err(Error::Io);
+    }
     let (root, rel) = anchor(real)?;
     let mut held: Option<OwnedFd> = None;
     for comp in rel.components() {
@@ -401,13 +423,18 @@ pub fn current_path(fd: BorrowedFd<'_>) -> Option<PathBuf> {
     Some(PathBuf::from(target)).filter(|p| p.is_absolute())
 }
 
-/// Checks an opened file by what it is now, not by the name it was asked by.
-fn verify(file: &File, meta: &Metadata) -> Result<()> {
-    let Some(policy) = POLICY.get() else {
+/// Checks an opened file by what it is now, not by the name it was asked by: `real`,
+/// which passed the deny list and the roots before it was opened (the scope's check,
+/// or a walk's filter). Still known by that name, it needs no second match against the deny
+/// list (the patterns and roots are the process's, fixed); known by another (a
+/// directory renamed along the path meanwhile), the new name is matched.
+fn verify(file: &File, meta: &Metadata, real: &Path) -> Result<()> {
+    let Some(policy) = POLICY.get().filter(|_| !*UNCHECKED) else {
         return Ok(());
     };
     if !policy.scope.deny_patterns().is_empty()
         && let Some(now) = current_path(file.as_fd())
+        && now != real
     {
         policy.check_name(&now)?;
     }

@@ -275,7 +275,11 @@ impl Scope {
 
     /// The allow/deny decision for a path already resolved.
     pub fn check(&self, shown: &Path, real: &Path) -> ToolResult<()> {
-        if let Some(pattern) = self.denied_by(shown).or_else(|| self.denied_by(real)) {
+        // One match when the path names itself (no symlink along it): the common case.
+        let pattern = self
+            .denied_by(shown)
+            .or_else(|| (real != shown).then(|| self.denied_by(real)).flatten());
+        if let Some(pattern) = pattern {
             return Err(ToolError::new(
                 ErrorCode::AccessDenied,
                 format!(

@@ -171,7 +171,7 @@ fn race(l: &Layout, target: &Path, seed: u64, deadline: Instant) -> Vec<String> 
                 0 => ("view", json!({"path": file})),
                 1 => (
                     "create_file",
-                    json!({"path": format!("{ws}/d/new-{i}.txt"), "file_text": "PLANTED\n"}),
+                    json!({"path": format!("{ws}/d/new-{i}.txt"), "content": "PLANTED\n"}),
                 ),
                 _ => (
                     "str_replace",
@@ -179,6 +179,10 @@ fn race(l: &Layout, target: &Path, seed: u64, deadline: Instant) -> Vec<String> 
                 ),
             };
             let out = call(&mut server, tool, args);
+            // A call refused for its arguments never reached the file: it races nothing.
+            if out.contains("[INVALID_INPUT]") {
+                failures.push(format!("{tool} did not run: {out}"));
+            }
             for marker in ["OUTSIDE-BYTES", "DENIED-BYTES"] {
                 if out.contains(marker) {
                     failures.push(format!("{tool} returned {marker}: {out}"));

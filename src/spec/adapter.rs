@@ -353,6 +353,7 @@ impl Adapter {
             profiles: BTreeMap::new(),
             timeout_ms: step.timeout_ms,
             until_ms: step.until_ms,
+            shows_marker: step.shows_marker,
         })
     }
 

@@ -440,7 +440,8 @@ mod tests {
     }
 
     /// The conventions the escape and lsp cases follow (issue 25 §1, issue 29 §1), so a
-    /// new case cannot pass without its attack running or fail for a missing server.
+    /// new case cannot pass without its attack running or its control, nor fail for a
+    /// missing server.
     #[test]
     fn escape_cases_carry_a_marker_and_lsp_cases_their_servers() {
         for file in embedded_cases() {
@@ -450,6 +451,11 @@ mod tests {
                 assert!(
                     case.attack_marker.is_some(),
                     "{name}: an escape case has an attack_marker"
+                );
+                assert!(
+                    case.control.is_some() || case.no_control.is_some(),
+                    "{name}: an escape case has a `control` (the attack succeeding with the \
+                     defence off), or says in `no_control` why none can exist"
                 );
             }
             let lsp = case.tags.iter().any(|t| t == "lsp");

@@ -119,6 +119,7 @@ pub fn for_route(case: &Case, route: Route) -> Result<Case, String> {
                 profiles: Default::default(),
                 timeout_ms: None,
                 until_ms: None,
+                shows_marker: false,
             });
         }
         Route::HttpStateless => out.transport = CaseTransport::Http,

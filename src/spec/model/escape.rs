@@ -3,6 +3,7 @@
 //! must escape. Pure: the rules on a loaded case and the control case built from it.
 
 use super::*;
+use crate::spec::vocabulary::Capability;
 
 /// Whether a step sends something to the server (a marker in any other step, a
 /// fixture's text say, is no request).
@@ -86,7 +87,40 @@ impl Case {
             .collect()
     }
 
-    /// `attack_marker` and `control` make sense (part of loading a case).
+    /// The indexes of the steps whose answer must show the marker: each attack step's
+    /// own; for one sent with `wait: false` (a command that runs while the next steps
+    /// change the workdir), the `await` of its id; for one that starts a background
+    /// task, the `task_output` after it. `Err` names an attack step whose answer no
+    /// later step gets.
+    pub fn marker_answer_steps(&self) -> Result<Vec<usize>, String> {
+        let mut answers = Vec::new();
+        for i in self.attack_steps() {
+            let later = |answers: &dyn Fn(&Action) -> bool| {
+                (i + 1..self.steps.len()).find(|&j| answers(&self.steps[j].action))
+            };
+            let answer = match answered_later(&self.steps[i].action) {
+                None => Some(i),
+                Some(Later::Await(id)) => {
+                    later(&|a| matches!(a, Action::Await { id: awaited } if awaited == id))
+                }
+                Some(Later::TaskOutput) => later(
+                    &|a| matches!(a, Action::Do { capability, .. } if *capability == Capability::TaskOutput),
+                ),
+            };
+            let Some(j) = answer else {
+                return Err(format!(
+                    "invalid case: attack step {} answers later (sent with `wait: false`, or \
+                     a background task): give it an `id` and a later `await` of it, or a \
+                     later `task_output` step, whose answer shows the marker",
+                    i + 1
+                ));
+            };
+            answers.push(j);
+        }
+        Ok(answers)
+    }
+
+    /// `attack_marker`, `control` and `no_control` make sense (part of loading a case).
     pub(super) fn validate_escape(&self) -> Result<(), String> {
         if let Some(m) = &self.attack_marker {
             let plain = m
@@ -102,6 +136,22 @@ impl Case {
                 return Err(format!(
                     "invalid case: no step sends the attack marker `{m}`: the attack step's \
                      command writes it first (`echo {m}; …`)"
+                ));
+            }
+            self.marker_answer_steps()?;
+        }
+        if let Some(why) = &self.no_control {
+            if self.control.is_some() {
+                return Err(
+                    "invalid case: `no_control` says why a case has no `control`: \
+                     give one or the other"
+                        .into(),
+                );
+            }
+            if why.trim().len() < 20 {
+                return Err(format!(
+                    "invalid case: `no_control` says why no unconfined run could show the \
+                     attack succeed, in a sentence (got {why:?})"
                 ));
             }
         }
@@ -125,6 +175,10 @@ impl Case {
             e.validate()
                 .map_err(|e| format!("invalid case: control: {e}"))?;
         }
+        for r in control.requires.iter() {
+            crate::spec::requires::Requirement::parse(r)
+                .map_err(|e| format!("invalid case: control: requires: {e}"))?;
+        }
         for (i, s) in control.steps.iter().enumerate() {
             let kind = s.action.kind();
             if !kind.runs_over(self.transport) {
@@ -138,17 +192,21 @@ impl Case {
     }
 
     /// The positive control of an escape case: the server gets `control_args` (Boris:
-    /// `--sandbox=off`); the steps up to the last attack step run, with the attack
-    /// steps' expectations replaced (the last by `control.expect`, the others by their
-    /// `save` alone) and the `check_files` among them dropped (they assert confinement);
-    /// then `control.steps`. Any exit counts, stderr is not checked, and teardown
-    /// faults are set aside. `None` for a case without a control.
+    /// `--sandbox=off`) and the control's `env`, the case needs the control's `requires`
+    /// too; the steps up to the last marker answer (see
+    /// [`Case::marker_answer_steps`]) run, with the answers' expectations replaced (the
+    /// last by `control.expect`, the others by their `save` alone) and the `check_files`
+    /// among them dropped (they assert confinement); then `control.steps`. Any exit
+    /// counts, stderr is not checked, and teardown faults are set aside. `None` for a
+    /// case without a control.
     pub fn as_control(&self, control_args: &[String]) -> Option<Case> {
         let control = self.control.as_ref()?;
-        let attacks = self.attack_steps();
-        let last = *attacks.last()?;
+        let answers = self.marker_answer_steps().ok()?;
+        let last = *answers.last()?;
         let mut c = self.clone();
         c.args.extend(control_args.iter().cloned());
+        c.env.extend(control.env.clone());
+        c.requires.0.extend(control.requires.iter().cloned());
         c.golden = false;
         c.any_exit = true;
         c.exit_code = None;
@@ -158,9 +216,10 @@ impl Case {
         let mut steps = Vec::new();
         for (i, s) in self.steps.iter().enumerate().take(last + 1) {
             let mut s = s.clone();
-            if attacks.contains(&i) {
+            if answers.contains(&i) {
+                // `until_ms` stays: a step that waits for the attack to start (a
+                // swap loop running) waits as long in the control.
                 s.profiles.clear();
-                s.until_ms = None;
                 s.expect = if i == last {
                     control.expect.clone()
                 } else {
@@ -178,6 +237,34 @@ impl Case {
         c.steps = steps;
         c.control = None;
         Some(c)
+    }
+}
+
+/// Where an attack step's answer comes, when not in its own response.
+enum Later<'a> {
+    /// Sent with `wait: false`: at the `await` of this id.
+    Await(&'a serde_json::Value),
+    /// A background task started: in the task's output.
+    TaskOutput,
+}
+
+fn answered_later(action: &Action) -> Option<Later<'_>> {
+    const NO_ID: &serde_json::Value = &serde_json::Value::Null;
+    match action {
+        Action::Do {
+            capability: Capability::RunBackground,
+            ..
+        } => Some(Later::TaskOutput),
+        Action::Do {
+            id, wait: false, ..
+        }
+        | Action::Call {
+            id, wait: false, ..
+        }
+        | Action::Request {
+            id, wait: false, ..
+        } => Some(Later::Await(id.as_ref().unwrap_or(NO_ID))),
+        _ => None,
     }
 }
 
@@ -264,6 +351,53 @@ control:
                 .as_control(&[])
                 .is_none()
         );
+    }
+
+    #[test]
+    fn a_deferred_attack_shows_its_marker_where_its_answer_comes() {
+        // A command sent without waiting: its answer is the `await` of its id.
+        let c = crate::spec::parse_case(
+            "source: t\nattack_marker: ATTACK_RAN\nsteps:\n  - do: run\n    with: {command: \"echo ATTACK_RAN\"}\n    id: a\n    wait: false\n  - write:\n      - {path: x, text: y}\n  - await: a\n    expect: {contains: ATTACK_RAN}\ncontrol:\n  expect: {contains: x}\n",
+        )
+        .unwrap();
+        assert_eq!(c.attack_steps(), [0]);
+        assert_eq!(c.marker_answer_steps().unwrap(), [2]);
+        // The control runs up to the await, whose expectation it replaces.
+        let k = c.as_control(&[]).unwrap();
+        assert_eq!(k.steps.len(), 3);
+        assert_eq!(k.steps[2].expect, c.control.as_ref().unwrap().expect);
+        // A background task: its output, the task_output after it.
+        let c = crate::spec::parse_case(
+            "source: t\nattack_marker: ATTACK_RAN\nsteps:\n  - do: run_background\n    with: {command: \"echo ATTACK_RAN\"}\n  - sleep_ms: 10\n  - do: task_output\n    with: {task: 1}\n",
+        )
+        .unwrap();
+        assert_eq!(c.marker_answer_steps().unwrap(), [2]);
+        // Sent without waiting and never awaited: refused at load.
+        let e = crate::spec::parse_case(
+            "source: t\nattack_marker: ATTACK_RAN\nsteps:\n  - do: run\n    with: {command: \"echo ATTACK_RAN\"}\n    id: a\n    wait: false\n",
+        )
+        .unwrap_err();
+        assert!(e.contains("later `await`"), "{e}");
+    }
+
+    #[test]
+    fn a_control_may_turn_the_file_tools_checks_off_and_no_control_says_why() {
+        let yaml = "source: t\nattack_marker: ATTACK_RAN\nsteps:\n  - do: run\n    with: {command: \"echo ATTACK_RAN\"}\ncontrol:\n  env: {BORIS_TEST_UNCHECKED_FILE_TOOLS: \"1\"}\n  requires: [probe-simulation]\n  steps:\n    - do: read_file\n      with: {path: a}\n      expect: {contains: x}\n";
+        let c = crate::spec::parse_case(yaml).unwrap();
+        let k = c.as_control(&["--sandbox=off".into()]).unwrap();
+        assert_eq!(k.env["BORIS_TEST_UNCHECKED_FILE_TOOLS"], "1");
+        assert_eq!(k.requires.0, ["probe-simulation"]);
+        assert!(c.requires.is_empty(), "the case itself needs nothing more");
+        let bad = |yaml: &str| crate::spec::parse_case(yaml).unwrap_err();
+        let e = bad(&yaml.replace(
+            "control:",
+            "no_control: because it cannot ever be shown\ncontrol:",
+        ));
+        assert!(e.contains("one or the other"), "{e}");
+        let e = bad("source: t\nno_control: no\nsteps:\n  - request: {method: ping}\n");
+        assert!(e.contains("in a sentence"), "{e}");
+        let e = bad(&yaml.replace("[probe-simulation]", "[\"nc; rm\"]"));
+        assert!(e.contains("control: requires"), "{e}");
     }
 
     const MINIMAL_NO_CONTROL: &str = "source: t\nsteps:\n  - request: {method: ping}\n";

@@ -131,6 +131,10 @@ pub struct Case {
     /// run under `--sandbox=off` (`boris-spec run --control`; see [`Control`]).
     #[serde(default)]
     pub control: Option<Control>,
+    /// Why an escape case has no `control` (no unconfined run could show the attack
+    /// succeed): every escape case has one or the other.
+    #[serde(default)]
+    pub no_control: Option<String>,
     /// Set for a control run: any exit code (or signal) ends the case well.
     #[serde(skip)]
     pub any_exit: bool,
@@ -151,6 +155,15 @@ pub struct Control {
     /// `until_ms`, `expect_alive: stopped`, …).
     #[serde(default)]
     pub steps: Vec<Step>,
+    /// Extra environment for the control's server: for an escape through a file tool,
+    /// the switch that turns the file tools' own checks off
+    /// (`BORIS_TEST_UNCHECKED_FILE_TOOLS=1`), which `--sandbox=off` leaves on.
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    /// What the control needs beyond the case's `requires` (`probe-simulation`: a test
+    /// build, the only one that has that switch).
+    #[serde(default)]
+    pub requires: Strings,
 }
 
 pub(crate) fn yes() -> bool {
@@ -253,6 +266,9 @@ pub fn parse_case(text: &str) -> Result<Case, String> {
         case.tags.push("http".into());
     }
     case.validate()?;
+    for i in case.marker_answer_steps()? {
+        case.steps[i].shows_marker = true;
+    }
     Ok(case)
 }
 

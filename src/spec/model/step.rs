@@ -27,6 +27,10 @@ pub struct Step {
     /// for state that settles in its own time (a task's status, a file a background
     /// command writes).
     pub until_ms: Option<u64>,
+    /// Set at load on the steps whose answer must show the case's attack marker
+    /// (`Case::marker_answer_steps`), and kept through adapters and routes, which
+    /// rewrite the actions and add steps.
+    pub shows_marker: bool,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -511,6 +515,7 @@ impl TryFrom<RawStep> for Step {
             profiles,
             timeout_ms,
             until_ms,
+            shows_marker: false,
         })
     }
 }

@@ -14,8 +14,7 @@ use crate::spec::display::{quote, show};
 use crate::spec::findings::TeardownFault;
 use crate::spec::matcher::content_text;
 use crate::spec::model::{
-    Action, Case, Placeholders, SERVER_PID, Step, marker_failure, marker_in_request,
-    saved_placeholder,
+    Action, Case, Placeholders, SERVER_PID, Step, marker_failure, saved_placeholder,
 };
 use crate::spec::process::{Incoming, Server};
 
@@ -207,12 +206,10 @@ impl Core {
         Ok(())
     }
 
-    /// The attack marker rule (`Case::attack_marker`): an attack step (its request holds
-    /// the marker) whose answer does not show it on a line of its own failed to run.
-    pub(super) fn attack_marker_failure(&self, step: &Step, marker: &str) -> Option<String> {
-        if marker_in_request(&step.action, marker) == 0 {
-            return None;
-        }
+    /// The attack marker rule (`Case::attack_marker`): an attack step whose answer (its
+    /// own, or its `await`'s: `Case::marker_answer_steps`) does not show the marker on a
+    /// line of its own failed to run.
+    pub(super) fn attack_marker_failure(&self, marker: &str) -> Option<String> {
         let answer = self
             .last_response
             .as_ref()

@@ -32,8 +32,10 @@ impl dyn Session + '_ {
                     {
                         fails.extend(self.core_mut().save_values(&e.save));
                     }
-                    if let Some(marker) = &case.attack_marker {
-                        fails.extend(self.core().attack_marker_failure(&step, marker));
+                    if let Some(marker) = &case.attack_marker
+                        && step.shows_marker
+                    {
+                        fails.extend(self.core().attack_marker_failure(marker));
                     }
                     Ok(fails)
                 });
