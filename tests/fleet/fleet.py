@@ -97,9 +97,10 @@ def post(port, body, headers=None, timeout=30):
     h = {
         "Content-Type": "application/json",
         "Accept": "application/json, text/event-stream",
-        "Authorization": f"Bearer {TOKEN}",
         "Connection": "close",
     }
+    if TOKEN:
+        h["Authorization"] = f"Bearer {TOKEN}"
     h.update(headers or {})
     try:
         conn.request("POST", "/mcp", json.dumps(body).encode(), h)
@@ -145,12 +146,13 @@ def stateless(port, tool, args):
 
 
 class Instance:
-    def __init__(self, name, workdir, logdir):
+    def __init__(self, name, workdir, logdir, extra=()):
         self.name = name
         self.log = open(logdir / f"{name}.log", "w+")
+        token = ["--token", TOKEN] if TOKEN else []
         self.proc = subprocess.Popen(
-            [BORIS, "--transport", "http", "--port", "0", "--workdir", str(workdir),
-             "--token", TOKEN, "--shutdown-grace", str(GRACE_S), "--log-format", "json"],
+            [BORIS, "--transport", "http", "--port", "0", "--workdir", str(workdir), *token,
+             "--shutdown-grace", str(GRACE_S), "--log-format", "json", *extra],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=self.log)
         self.port = self.wait_for_port()
 
@@ -175,6 +177,9 @@ def haproxy_config(port, instances):
     if os.environ.get("FLEET_BREAK") == "affinity":
         # The self-check: without stickiness the session checks must fail.
         template = re.sub(r"(?m)^\s*stick (match|store-response).*$", "", template)
+    if os.environ.get("FLEET_BREAK") == "view-anywhere":
+        # The self-check: a stateless view balanced round robin leaves its record elsewhere.
+        template = template.replace("-m str grep glob", "-m str view grep glob")
     return template.replace("@PORT@", str(port)).replace("@SERVERS@", servers)
 
 
@@ -228,6 +233,15 @@ def stateless_round(port, n, survivors):
         check(ok, f"stateless glob: {r.seen()[:60]}") if not ok else None
         by.add(r.served_by)
     check(by == set(survivors), f"stateless glob x{n}: served by {sorted(by)} (round robin over {sorted(survivors)})")
+    # view leaves the record the edit checks: both go to the same instance.
+    name = f"stateless-{len(survivors)}.txt"
+    # Written from outside: only the view can leave the record.
+    (WORK / name).write_text("one\n")
+    steps = [stateless(port, "view", {"path": name}),
+             stateless(port, "str_replace", {"path": name, "old_str": "one", "new_str": "two"})]
+    bad = [r.seen() for r in steps if r.status != 200 or r.is_error]
+    check(not bad and len({r.served_by for r in steps}) == 1,
+          f"stateless view, then edit: on {sorted({r.served_by for r in steps})} {bad}")
     homes = {stateless(port, "bash", {"command": "echo hi"}).served_by for _ in range(4)}
     check(len(homes) == 1 and homes <= set(survivors),
           f"stateless bash x4: all on one instance ({sorted(homes)})")
@@ -235,7 +249,8 @@ def stateless_round(port, n, survivors):
 
 def main():
     tmp = Path(tempfile.mkdtemp(prefix="boris-fleet-"))
-    work = tmp / "work"  # one workdir for all three (see tests/fleet/README.md)
+    global WORK
+    work = WORK = tmp / "work"  # one workdir for all three (deploy/README.md says why)
     (work / "sessions").mkdir(parents=True)
     (work / "four.txt").write_text(("x" * 63 + "\n") * 64)
     instances = [Instance(f"b{i}", work, tmp) for i in (1, 2, 3)]

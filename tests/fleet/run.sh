@@ -5,7 +5,8 @@
 #
 #   cargo build && bash tests/fleet/run.sh
 #   BORIS_BIN=target/release/boris bash tests/fleet/run.sh
-#   FLEET_BREAK=affinity bash tests/fleet/run.sh   # must fail: no session affinity
+#   FLEET_BREAK=affinity bash tests/fleet/run.sh       # must fail: no session affinity
+#   FLEET_BREAK=view-anywhere bash tests/fleet/run.sh  # must fail: view round robin
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
