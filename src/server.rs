@@ -313,6 +313,7 @@ impl ServerHandler for BorisServer {
             known,
             started.elapsed(),
             &outcome,
+            crate::call_log::output_bytes(&result),
         );
         result
     }
