@@ -8,11 +8,13 @@ three-instance fleet of tests/fleet (HAProxy 2.6). Prints Markdown on stdout.
    --norc`). Per session = (RSS after - RSS with one session) / (sessions - 1). The
    server's own RSS; its helpers (the sandbox's jail, the terminals' shells, the
    commands) are counted apart as the PSS of everything under it.
-2. Latency: `boris-spec bench --transport http` — a 4 KB `view`, session era, no think
-   time, C concurrent clients (one thread and one session each, a fresh connection a
-   call) for C in --clients; p50/p99 and calls/s (the throughput curve), and what share
-   of the 2 cores the load generator took (its user+system CPU over the wall time).
-3. The same through the fleet at the largest two C: three instances on the same cores
+2. Latency: `boris-spec bench --transport http` — a 4 KB `view`, session era, C
+   concurrent clients with no think time (closed loop: the throughput curve), and at
+   100 and more clients also paced (--think-ms between a client's calls), the (one thread and one session each, a fresh connection a
+   call) for C in --clients; p50/p99 and calls/s, what share of the 2 cores the load
+   generator took (its user+system CPU over its wall time, session set-up included),
+   and CPU per call of the generator and of the server(s) (from /proc).
+3. The same through the fleet at the largest two C (closed loop and paced): three instances on the same cores
    behind HAProxy; sessions balanced round robin and sticky.
 
 Every server: --sandbox auto (the default), limits raised past the clients
@@ -135,10 +137,21 @@ def terminal(s, _k):
     assert "term_" in r.text, r.seen()
 
 
-def bench(spec, target, clients, calls):
+def cpu_s(pids):
+    """User + system CPU seconds of these processes so far."""
+    total = 0
+    for pid in pids:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        total += int(fields[11]) + int(fields[12])
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+def bench(spec, target, clients, calls, think_ms=0):
     """boris-spec bench; `target` is ["--server", CMD] or ["--url", ADDR]."""
     cmd = [spec, "bench", "--transport", "http", *target, "--call", "view",
            '{"path":"four.txt"}', "-n", str(calls), "-c", str(clients),
+           "--think-ms", str(think_ms),
            "--warmup", str(min(clients, 50)), "--timeout-ms", "60000", "--json"]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.monotonic()
@@ -152,12 +165,15 @@ def bench(spec, target, clients, calls):
     return report, cpu, wall
 
 
-def latency_row(label, clients, report, cpu, wall):
+def latency_row(label, clients, think_ms, report, cpu, wall, server_cpu):
     lat = report["latency_ms"]
+    calls = report["ok_calls"] + report["failed_calls"]
     rate = report["ok_calls"] / report["elapsed_s"] if report["elapsed_s"] else 0
     share = f"{cpu / wall / 2 * 100:.0f} %"
-    return (f"| {label} | {clients} | {lat['p50']} | {lat['p99']} | {lat['max']} | "
-            f"{rate:.0f} | {report['ok_calls']} / {report['failed_calls']} | {share} |")
+    per_call = lambda seconds: f"{seconds / calls * 1e3:.2f}" if calls else "-"  # noqa: E731
+    return (f"| {label} | {clients} | {think_ms} | {lat['p50']} | {lat['p99']} | {lat['max']} | "
+            f"{rate:.0f} | {report['ok_calls']} / {report['failed_calls']} | {share} | "
+            f"{per_call(cpu)} | {per_call(server_cpu)} |")
 
 
 def main():
@@ -170,6 +186,8 @@ def main():
     ap.add_argument("--terms", type=int, default=100)
     ap.add_argument("--clients", default="1,10,100,500")
     ap.add_argument("--calls", type=int, default=2000)
+    ap.add_argument("--think-ms", type=int, default=100,
+                    help="the paced rows' pause of each client between calls")
     ap.add_argument("--skip-memory", action="store_true")
     args = ap.parse_args()
     boris, spec = os.path.realpath(args.boris), os.path.realpath(args.spec)
@@ -187,16 +205,21 @@ def main():
         print()
 
     clients = [int(c) for c in args.clients.split(",")]
-    print("| where | clients | p50 ms | p99 ms | max ms | calls/s | answered / failed | load generator's share of 2 cores |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
-    for c in clients:
+    print("| where | clients | think ms | p50 ms | p99 ms | max ms | calls/s | answered / failed "
+          "| load generator's share of 2 cores | generator CPU ms a call | servers' CPU ms a call |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    runs = [(c, 0) for c in clients] + [(c, args.think_ms) for c in clients if c >= 100]
+    for c, think in runs:
         # Started here, not by boris-spec, so that the generator's CPU time is its own.
-        s = start(boris, tmp, f"latency-{c}")
+        s = start(boris, tmp, f"latency-{c}-{think}")
         try:
-            report, cpu, wall = bench(spec, ["--url", f"127.0.0.1:{s.port}"], c, max(args.calls, c * 2))
+            before = cpu_s([s.pid])
+            report, cpu, wall = bench(spec, ["--url", f"127.0.0.1:{s.port}"], c,
+                                      max(args.calls, c * 2), think)
+            server_cpu = cpu_s([s.pid]) - before
         finally:
             s.stop()
-        print(latency_row("one instance", c, report, cpu, wall), flush=True)
+        print(latency_row("one instance", c, think, report, cpu, wall, server_cpu), flush=True)
 
     work = tmp / "fleet" / "work"
     work.mkdir(parents=True)
@@ -210,9 +233,14 @@ def main():
                              stdout=open(tmp / "haproxy.log", "w"), stderr=subprocess.STDOUT)
     try:
         time.sleep(1.5)
-        for c in clients[-2:]:
-            report, cpu, wall = bench(spec, ["--url", f"127.0.0.1:{port}"], c, max(args.calls, c * 2))
-            print(latency_row("fleet of 3 (HAProxy)", c, report, cpu, wall), flush=True)
+        pids = [i.proc.pid for i in instances]
+        for c, think in [(c, t) for c in clients[-2:] for t in (0, args.think_ms)]:
+            before = cpu_s(pids)
+            report, cpu, wall = bench(spec, ["--url", f"127.0.0.1:{port}"], c,
+                                      max(args.calls, c * 2), think)
+            server_cpu = cpu_s(pids) - before
+            print(latency_row("fleet of 3 (HAProxy)", c, think, report, cpu, wall, server_cpu),
+                  flush=True)
     finally:
         proxy.terminate()
         for i in instances:
