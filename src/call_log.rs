@@ -77,6 +77,19 @@ impl Outcome {
     }
 }
 
+/// Bytes of text a call's result carries (its text blocks; a task or an error: none).
+pub fn output_bytes(result: &Result<CallToolResponse, McpError>) -> u64 {
+    match result {
+        Ok(CallToolResponse::Complete(r)) => r
+            .content
+            .iter()
+            .filter_map(|c| c.as_text())
+            .map(|t| t.text.len() as u64)
+            .sum(),
+        _ => 0,
+    }
+}
+
 /// The `CODE` of a tool error that starts `[CODE] …`.
 fn error_code(text: &str) -> Option<&str> {
     let rest = text.strip_prefix('[')?;
@@ -86,8 +99,18 @@ fn error_code(text: &str) -> Option<&str> {
 
 /// Logs the line for one call and counts it in the metrics (under `unknown` when the
 /// tool is not one this server has: the name is the client's text).
-pub fn log(session: Option<&str>, tool: &str, known: bool, took: Duration, outcome: &Outcome) {
-    crate::metrics::global().record(if known { tool } else { "unknown" }, outcome.name(), took);
+pub fn log(
+    session: Option<&str>,
+    tool: &str,
+    known: bool,
+    took: Duration,
+    outcome: &Outcome,
+    output_bytes: u64,
+) {
+    let metrics = crate::metrics::global();
+    let counted = if known { tool } else { "unknown" };
+    metrics.record(counted, outcome.name(), took);
+    metrics.record_output(counted, output_bytes);
     // An unknown name is the client's text: cut, so a call cannot flood the log.
     let tool = crate::text::quote::head_with_ellipsis(tool, 64);
     let duration_ms = u64::try_from(took.as_millis()).unwrap_or(u64::MAX);
@@ -138,5 +161,16 @@ mod tests {
             None,
         ));
         assert_eq!(Outcome::of(&ended, false), Outcome::ShuttingDown);
+    }
+
+    #[test]
+    fn output_bytes_count_every_text_block() {
+        let two =
+            Ok(
+                CallToolResult::success(vec![ContentBlock::text("four"), ContentBlock::text("é")])
+                    .into(),
+            );
+        assert_eq!(output_bytes(&two), 6);
+        assert_eq!(output_bytes(&Err(McpError::invalid_params("bad", None))), 0);
     }
 }

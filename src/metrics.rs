@@ -1,9 +1,11 @@
 //! Prometheus metrics (issue 31 §3), written by hand in the text exposition format
-//! (0.0.4): calls by tool and outcome, a latency histogram per tool, live sessions.
+//! (0.0.4): calls by tool and outcome, a latency histogram per tool, bytes of output by
+//! tool, sandbox refusals, live sessions.
 //! Fed by [`crate::call_log`]; served at `GET /metrics` behind the token.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
@@ -25,6 +27,10 @@ pub struct Metrics {
     /// Calls by (tool, outcome).
     calls: Mutex<BTreeMap<(String, String), u64>>,
     latency: Mutex<BTreeMap<String, Histogram>>,
+    /// Bytes of result text by tool: what the calls sent back to the model.
+    output_bytes: Mutex<BTreeMap<String, u64>>,
+    /// Command results that ended with the sandbox's refusal line.
+    sandbox_refusals: AtomicU64,
 }
 
 /// The process's metrics.
@@ -60,6 +66,18 @@ impl Metrics {
             h.buckets[at] += 1;
             h.sum += secs;
         }
+    }
+
+    /// A call's result carried `bytes` of text.
+    pub fn record_output(&self, tool: &str, bytes: u64) {
+        if let Ok(mut output) = self.output_bytes.lock() {
+            *output.entry(tool.to_string()).or_default() += bytes;
+        }
+    }
+
+    /// A command's result ended with the sandbox's refusal line (issue 18 §2).
+    pub fn record_sandbox_refusal(&self) {
+        self.sandbox_refusals.fetch_add(1, Ordering::Relaxed);
     }
 
     /// The exposition text.
@@ -106,6 +124,28 @@ impl Metrics {
                 );
             }
         }
+        out.push_str(
+            "# HELP boris_tool_output_bytes_total Bytes of result text the calls returned, by tool.\n",
+        );
+        out.push_str("# TYPE boris_tool_output_bytes_total counter\n");
+        if let Ok(output) = self.output_bytes.lock() {
+            for (tool, bytes) in output.iter() {
+                let _ = writeln!(
+                    out,
+                    "boris_tool_output_bytes_total{{tool=\"{}\"}} {bytes}",
+                    escape(tool)
+                );
+            }
+        }
+        out.push_str(
+            "# HELP boris_sandbox_refusals_total Command results the sandbox's refusal line ended.\n",
+        );
+        out.push_str("# TYPE boris_sandbox_refusals_total counter\n");
+        let _ = writeln!(
+            out,
+            "boris_sandbox_refusals_total {}",
+            self.sandbox_refusals.load(Ordering::Relaxed)
+        );
         out.push_str("# HELP boris_sessions Open MCP sessions over HTTP.\n");
         out.push_str("# TYPE boris_sessions gauge\n");
         let _ = writeln!(out, "boris_sessions {live_sessions}");
@@ -123,7 +163,12 @@ mod tests {
         m.record("view", "ok", Duration::from_millis(3));
         m.record("view", "ok", Duration::from_secs(700));
         m.record("bash", "error", Duration::from_millis(20));
+        m.record_output("view", 4096);
+        m.record_output("view", 10);
+        m.record_sandbox_refusal();
         let text = m.render(2);
+        assert!(text.contains("boris_tool_output_bytes_total{tool=\"view\"} 4106\n"));
+        assert!(text.contains("boris_sandbox_refusals_total 1\n"));
         assert!(text.contains("boris_tool_calls_total{tool=\"view\",outcome=\"ok\"} 2\n"));
         assert!(text.contains("boris_tool_calls_total{tool=\"bash\",outcome=\"error\"} 1\n"));
         assert!(

@@ -332,6 +332,7 @@ impl ServerHandler for BorisServer {
             known,
             started.elapsed(),
             &outcome,
+            crate::call_log::output_bytes(&result),
         );
         self.after_command(&tool, peer);
         result

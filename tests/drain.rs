@@ -348,8 +348,15 @@ fn parse_exposition(text: &str) -> BTreeMap<String, f64> {
 
 #[test]
 fn metrics_are_behind_the_token_and_count_calls() {
-    let server = start(&["--token", "metrics-test-token-0123456789"]);
+    let server = start(&[
+        "--token",
+        "metrics-test-token-0123456789",
+        "--deny-dir",
+        "secrets",
+    ]);
     let token = Some("metrics-test-token-0123456789");
+    std::fs::create_dir(server._dir.path().join("secrets")).expect("mkdir");
+    std::fs::write(server._dir.path().join("secrets/key"), "k\n").expect("write");
     let refused = get(&server.addr, "/metrics", None);
     assert!(refused.starts_with("HTTP/1.1 401"), "{refused}");
 
@@ -371,14 +378,26 @@ fn metrics_are_behind_the_token_and_count_calls() {
     let missing = serde_json::json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call",
         "params": {"name": "view", "arguments": {"path": "missing.txt"}}});
     post_with(&server.addr, Some(&session), token, &missing);
+    // Refused where the sandbox is up (its line ends the result), read where it is not.
+    let refused = call(5, "cat secrets/key").contains("sandbox: ");
 
     let after = scrape();
     let get = |m: &BTreeMap<String, f64>, k: &str| m.get(k).copied().unwrap_or(0.0);
     let ok = r#"boris_tool_calls_total{tool="bash",outcome="ok"}"#;
-    assert_eq!(get(&after, ok) - get(&before, ok), 2.0, "{after:#?}");
+    // The refused `cat` may count as ok or error (a non-zero exit): the other two are ok.
+    assert!(get(&after, ok) - get(&before, ok) >= 2.0, "{after:#?}");
     let err = r#"boris_tool_calls_total{tool="view",outcome="error"}"#;
     assert_eq!(get(&after, err) - get(&before, err), 1.0, "{after:#?}");
     let count = r#"boris_tool_call_duration_seconds_count{tool="bash"}"#;
-    assert_eq!(get(&after, count) - get(&before, count), 2.0, "{after:#?}");
+    assert_eq!(get(&after, count) - get(&before, count), 3.0, "{after:#?}");
     assert_eq!(after.get("boris_sessions"), Some(&1.0), "{after:#?}");
+    let refusals = "boris_sandbox_refusals_total";
+    let counted = get(&after, refusals) - get(&before, refusals);
+    assert_eq!(counted, if refused { 1.0 } else { 0.0 }, "{after:#?}");
+    // "exit_code: 0" and the output, in each of the three bash results at least.
+    let bytes = r#"boris_tool_output_bytes_total{tool="bash"}"#;
+    assert!(
+        get(&after, bytes) - get(&before, bytes) >= 3.0 * 12.0,
+        "{after:#?}"
+    );
 }

@@ -147,6 +147,7 @@ pub fn sandbox_hint(ctx: &Ctx, output: &str) -> Option<String> {
         home.as_deref(),
         &crate::scope::RealFs,
     )
+    .inspect(|_| crate::metrics::global().record_sandbox_refusal())
 }
 
 /// How a foreground wait ended.
