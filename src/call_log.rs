@@ -1,7 +1,7 @@
 //! One log line per tool call (issue 31 §3): session, tool, duration and outcome, so an
 //! operator can count, time and trace calls from the log alone (`--log-format json`
-//! makes each field a JSON value). `subject` is reserved for the signed-in user, once
-//! sign-in gives one; until then it is `null`.
+//! makes each field a JSON value). `subject` is the OAuth token's `sub` (`--auth oauth`),
+//! `null` otherwise.
 
 use crate::logfmt::Json;
 use rmcp::ErrorData as McpError;
@@ -86,14 +86,21 @@ fn error_code(text: &str) -> Option<&str> {
 
 /// Logs the line for one call and counts it in the metrics (under `unknown` when the
 /// tool is not one this server has: the name is the client's text).
-pub fn log(session: Option<&str>, tool: &str, known: bool, took: Duration, outcome: &Outcome) {
+pub fn log(
+    session: Option<&str>,
+    subject: Option<&str>,
+    tool: &str,
+    known: bool,
+    took: Duration,
+    outcome: &Outcome,
+) {
     crate::metrics::global().record(if known { tool } else { "unknown" }, outcome.name(), took);
     // An unknown name is the client's text: cut, so a call cannot flood the log.
     let tool = crate::text::quote::head_with_ellipsis(tool, 64);
     let duration_ms = u64::try_from(took.as_millis()).unwrap_or(u64::MAX);
     tracing::info!(
         session = ?Json(session),
-        subject = ?Json(None::<&str>),
+        subject = ?Json(subject.map(|s| crate::text::quote::head_with_ellipsis(s, 128))),
         tool = &*tool,
         duration_ms,
         outcome = outcome.name(),

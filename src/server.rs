@@ -141,11 +141,21 @@ impl ServerHandler for BorisServer {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        Ok(ListToolsResult::with_all_items(
-            self.ctx.shared.tools.clone(),
-        ))
+        // With --auth oauth, only the tools the request's token allows (issue 30 §1).
+        let tools = match grant(&context) {
+            Some(grant) => self
+                .ctx
+                .shared
+                .tools
+                .iter()
+                .filter(|t| grant.allows(crate::transport::oauth::scope_for(t)))
+                .cloned()
+                .collect(),
+            None => self.ctx.shared.tools.clone(),
+        };
+        Ok(ListToolsResult::with_all_items(tools))
     }
 
     // Boris declares tools and resources (the spill files of cut command output, issue 12
@@ -298,6 +308,21 @@ impl ServerHandler for BorisServer {
             .and_then(|v| v.to_str().ok())
             .map(str::to_string);
         let ct = context.ct.clone();
+        let subject = grant(&context).and_then(|g| g.subject.clone());
+        // The HTTP layer answers a call beyond the token's scopes with 403 first; this
+        // holds for any message that reaches a tool some other way.
+        if let Some(grant) = grant(&context)
+            && let Some(tool) = self.get_tool(&tool)
+            && !grant.allows(crate::transport::oauth::scope_for(&tool))
+        {
+            return Err(McpError::invalid_request(
+                format!(
+                    "insufficient_scope: this tool needs scope {}",
+                    crate::transport::oauth::scope_for(&tool)
+                ),
+                None,
+            ));
+        }
         let result = tokio::select! {
             result = self.run_tool(request, context) => result,
             _ = drain.ended().cancelled() => Err(McpError::internal_error(
@@ -309,6 +334,7 @@ impl ServerHandler for BorisServer {
         let known = self.get_tool(&tool).is_some();
         crate::call_log::log(
             session.as_deref(),
+            subject.as_deref(),
             &tool,
             known,
             started.elapsed(),
@@ -369,4 +395,12 @@ impl BorisServer {
             )),
         }
     }
+}
+
+/// The grant of the request's OAuth token (`--auth oauth` over HTTP), if any.
+fn grant(context: &RequestContext<RoleServer>) -> Option<&crate::transport::oauth::Grant> {
+    context
+        .extensions
+        .get::<axum::http::request::Parts>()
+        .and_then(crate::transport::oauth::grant_of)
 }

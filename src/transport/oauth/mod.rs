@@ -1,0 +1,246 @@
+//! `--auth oauth` (issue 30 §1, MCP authorization 2026-07-28): Boris as an OAuth resource
+//! server. It publishes its protected-resource metadata (RFC 9728), answers a request
+//! without a valid token with 401 and a challenge pointing at that metadata, checks JWT
+//! access tokens ([`verify`]) and maps their scopes to tools: `boris:read` (tools that only
+//! read), `boris:edit` (tools that change files), `boris:exec` (tools that run commands),
+//! `boris:metrics` (`/metrics`). A call beyond the token's scopes gets 403
+//! `insufficient_scope` naming the scopes needed. The token is never logged nor passed on.
+
+pub mod keys;
+pub mod verify;
+
+use crate::config::oauth::{METADATA_WELL_KNOWN, OauthConfig};
+use axum::extract::{Request, State};
+use axum::http::{HeaderName, HeaderValue, Method, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use axum::{Json, Router, routing::get};
+use rmcp::model::Tool;
+use std::collections::HashMap;
+use std::sync::Arc;
+pub use verify::Grant;
+
+pub const READ: &str = "boris:read";
+pub const EDIT: &str = "boris:edit";
+pub const EXEC: &str = "boris:exec";
+pub const METRICS: &str = "boris:metrics";
+/// What a whole coding session needs: the scope of the 401 challenge.
+const SESSION_SCOPES: &str = "boris:read boris:edit boris:exec";
+
+/// The scope a tool needs, from its annotations: read-only tools `boris:read`, tools
+/// that run commands (open world) `boris:exec`, other writing tools `boris:edit`. A tool
+/// without annotations is taken as running commands: the strictest.
+pub fn scope_for(tool: &Tool) -> &'static str {
+    match &tool.annotations {
+        Some(a) if a.read_only_hint == Some(true) => READ,
+        Some(a) if a.open_world_hint == Some(false) => EDIT,
+        _ => EXEC,
+    }
+}
+
+/// The scope each tool needs, by tool name.
+pub type ToolScopes = HashMap<String, &'static str>;
+
+/// The scope each tool of the server needs, by name.
+pub fn tool_scopes(tools: &[Tool]) -> ToolScopes {
+    tools
+        .iter()
+        .map(|t| (t.name.to_string(), scope_for(t)))
+        .collect()
+}
+
+/// The grant a request's token gave, if the server runs `--auth oauth`.
+pub fn grant_of(parts: &axum::http::request::Parts) -> Option<&Grant> {
+    parts.extensions.get::<Grant>()
+}
+
+pub struct Guard {
+    pub config: OauthConfig,
+    pub header: Option<HeaderName>,
+    pub verifier: verify::Verifier,
+}
+
+impl Guard {
+    pub fn new(config: &OauthConfig, header: Option<HeaderName>) -> Result<Self, String> {
+        let client = keys::client()?;
+        let issuers = config
+            .issuers
+            .iter()
+            .map(|i| {
+                keys::IssuerKeys::new(
+                    i.clone(),
+                    client.clone(),
+                    config.jwks_ttl,
+                    config.jwks_refetch_interval,
+                )
+            })
+            .collect();
+        Ok(Self {
+            verifier: verify::Verifier {
+                resource: config.resource.clone(),
+                issuers,
+                clock_skew: config.clock_skew,
+            },
+            config: config.clone(),
+            header,
+        })
+    }
+
+    /// The RFC 9728 metadata document.
+    fn metadata(&self) -> serde_json::Value {
+        serde_json::json!({
+            "resource": self.config.resource,
+            "authorization_servers": self.config.issuers,
+            "scopes_supported": [READ, EDIT, EXEC, METRICS],
+            "bearer_methods_supported": ["header"],
+            "resource_name": "Boris",
+        })
+    }
+
+    /// A `WWW-Authenticate: Bearer` challenge (RFC 6750 §3, RFC 9728 §5.1).
+    fn challenge(&self, error: Option<(&str, &str)>, scope: &str) -> HeaderValue {
+        let mut value = format!(
+            "Bearer resource_metadata=\"{}\", scope=\"{scope}\"",
+            self.config.metadata_url
+        );
+        if let Some((code, description)) = error {
+            // A quoted-string: no quotes or backslashes in it.
+            let description = description.replace(['"', '\\'], "'");
+            value.push_str(&format!(
+                ", error=\"{code}\", error_description=\"{description}\""
+            ));
+        }
+        HeaderValue::from_str(&value).unwrap_or_else(|_| HeaderValue::from_static("Bearer"))
+    }
+
+    /// 401: no token, or one that does not verify (`reason`).
+    fn unauthorized(&self, reason: Option<&str>) -> Response {
+        let mut response = (
+            StatusCode::UNAUTHORIZED,
+            Json(serde_json::json!({
+                "error": if reason.is_some() { "invalid_token" } else { "unauthorized" },
+                "message": reason.unwrap_or("this server needs an OAuth access token: see the resource_metadata of the WWW-Authenticate header"),
+            })),
+        )
+            .into_response();
+        let challenge = self.challenge(reason.map(|r| ("invalid_token", r)), SESSION_SCOPES);
+        response
+            .headers_mut()
+            .insert(header::WWW_AUTHENTICATE, challenge);
+        response
+    }
+
+    /// 403 `insufficient_scope`: the scopes the token has plus the one `needed`, so that
+    /// a client stepping up keeps what it had.
+    pub fn insufficient_scope(&self, grant: &Grant, needed: &str, what: &str) -> Response {
+        let mut scopes: Vec<&str> = grant.scopes.iter().map(String::as_str).collect();
+        scopes.push(needed);
+        scopes.sort_unstable();
+        scopes.dedup();
+        let description = format!("{what} needs scope {needed}");
+        let mut response = (
+            StatusCode::FORBIDDEN,
+            Json(serde_json::json!({"error": "insufficient_scope", "message": description, "scope": needed})),
+        )
+            .into_response();
+        let challenge = self.challenge(
+            Some(("insufficient_scope", &description)),
+            &scopes.join(" "),
+        );
+        response
+            .headers_mut()
+            .insert(header::WWW_AUTHENTICATE, challenge);
+        response
+    }
+
+    fn presented<'a>(&self, req: &'a Request) -> Option<&'a str> {
+        let name = self.header.as_ref().unwrap_or(&header::AUTHORIZATION);
+        let value = req.headers().get(name)?.to_str().ok()?.trim();
+        match value.split_once(' ') {
+            Some((scheme, rest)) if scheme.eq_ignore_ascii_case("bearer") => Some(rest.trim()),
+            None if self.header.is_some() => Some(value),
+            _ => None,
+        }
+    }
+}
+
+/// The metadata routes, open to anyone (no token): the root well-known URL, the one
+/// with the resource's path, and `…/mcp` (what a client derives from Boris's own path
+/// when a proxy's path differs).
+pub fn metadata_routes(guard: Arc<Guard>) -> Router {
+    let mut paths = vec![
+        METADATA_WELL_KNOWN.to_string(),
+        format!("{METADATA_WELL_KNOWN}/mcp"),
+    ];
+    if !guard.config.resource_path.is_empty() {
+        paths.push(format!(
+            "{METADATA_WELL_KNOWN}{}",
+            guard.config.resource_path
+        ));
+    }
+    paths.sort();
+    paths.dedup();
+    let mut router = Router::new();
+    for path in paths {
+        let guard = guard.clone();
+        router = router.route(
+            &path,
+            get(move || {
+                let guard = guard.clone();
+                async move { Json(guard.metadata()) }
+            }),
+        );
+    }
+    router
+}
+
+/// The route layer on `/mcp` and `/metrics`: a valid token, its grant put in the
+/// request's extensions for the tools (rmcp hands the request's parts to them).
+pub async fn require_token(
+    State(guard): State<Arc<Guard>>,
+    mut req: Request,
+    next: Next,
+) -> Response {
+    if req.method() == Method::OPTIONS {
+        return next.run(req).await;
+    }
+    let Some(token) = guard.presented(&req) else {
+        return guard.unauthorized(None);
+    };
+    let grant = match guard.verifier.verify(token).await {
+        Ok(grant) => grant,
+        Err(reason) => {
+            static FAILURES: super::http_conn::Throttle = super::http_conn::Throttle::new();
+            if let Some(held_back) = FAILURES.admit() {
+                tracing::warn!(path = req.uri().path(), reason = %reason, held_back, "refused a request: the access token is not valid");
+            }
+            return guard.unauthorized(Some(&reason));
+        }
+    };
+    if req.uri().path() == "/metrics" && !grant.allows(METRICS) {
+        return guard.insufficient_scope(&grant, METRICS, "/metrics");
+    }
+    // The token goes no further than here: rmcp and the tools see the grant only.
+    for name in [Some(header::AUTHORIZATION), guard.header.clone()]
+        .into_iter()
+        .flatten()
+    {
+        req.headers_mut().remove(name);
+    }
+    req.extensions_mut().insert(grant);
+    next.run(req).await
+}
+
+/// A `tools/call` beyond the grant: 403 `insufficient_scope`, before rmcp sees it.
+pub fn check_call(
+    guard: &Guard,
+    scopes: &ToolScopes,
+    grant: &Grant,
+    tool: &str,
+) -> Option<Response> {
+    let needed = scopes.get(tool)?;
+    (!grant.allows(needed)).then(|| {
+        let what = crate::text::quote::head_with_ellipsis(tool, 64);
+        guard.insufficient_scope(grant, needed, &format!("tool {what}"))
+    })
+}
