@@ -42,6 +42,7 @@ idp.service.on(Events.BeforeTokenSigning, (token, req) => {
   token.payload.sub = 'alice';
   switch (req.body.shape) {
     case 'no-aud': delete token.payload.aud; break;
+    case 'expired-within-skew': token.payload.exp = now() - 10; break;
     case 'expired': token.payload.exp = now() - 600; token.payload.iat = now() - 4200; break;
     case 'not-yet': token.payload.nbf = now() + 600; break;
     case 'other-issuer': token.payload.iss = 'http://127.0.0.1:1/other'; break;
@@ -71,7 +72,9 @@ for (let i = 0; ; i++) {
 }
 
 async function token(fields) {
-  const body = new URLSearchParams({ grant_type: 'client_credentials', ...fields });
+  // A list (aud) as repeated fields, as form encoding carries one.
+  const body = new URLSearchParams({ grant_type: 'client_credentials' });
+  for (const [k, v] of Object.entries(fields)) for (const one of [v].flat()) body.append(k, one);
   const r = await fetch(`${ISSUER}/token`, { method: 'POST', body });
   const j = await r.json();
   if (!j.access_token) throw new Error(`no token from the provider: ${JSON.stringify(j)}`);
@@ -125,6 +128,13 @@ try {
   check('all scopes: every tool listed', all.includes('bash') && all.includes('view') && all.includes('create_file'), all.join(','));
   r = await mcp(good, { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'bash', arguments: { command: 'echo "$BORIS_TOKEN${AUTHORIZATION}hi"' } } }, sid);
   check('a tool call runs', r.status === 200 && JSON.stringify(r.json).includes('hi'), JSON.stringify(r.json)?.slice(0, 300));
+
+  // Accepted: an audience list that names this resource; a token that expired less than
+  // the clock skew (--oauth-clock-skew, 30 s by default) ago.
+  r = await mcp(await token({ aud: ['https://other.example', MCP], scope: ALL }), init);
+  check('an audience list naming this resource is accepted', r.status === 200, `${r.status} ${r.www}`);
+  r = await mcp(await token({ aud: MCP, scope: ALL, shape: 'expired-within-skew' }), init);
+  check('expired 10 s ago, within the default skew: accepted', r.status === 200, `${r.status} ${r.www}`);
 
   // Token shapes refused with 401 invalid_token.
   const refused = async (name, tok, why) => {
