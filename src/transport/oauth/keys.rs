@@ -231,6 +231,61 @@ fn find(keys: &JwkSet, kid: Option<&str>, alg: Algorithm) -> Option<Result<Decod
 mod tests {
     use super::*;
 
+    /// A JWKS as providers publish it: RSA keys (a 2048-bit modulus made up of one byte
+    /// repeated: parsing needs no real key) with `kid`, `alg` and `use`.
+    fn set(keys: &[(&str, Option<&str>, Option<&str>)]) -> JwkSet {
+        let n = base64::Engine::encode(
+            &base64::engine::general_purpose::URL_SAFE_NO_PAD,
+            [0xC3u8; 256],
+        );
+        let keys: Vec<serde_json::Value> = keys
+            .iter()
+            .map(|(kid, alg, usage)| {
+                let mut k = serde_json::json!({"kty": "RSA", "kid": kid, "n": n, "e": "AQAB"});
+                if let Some(alg) = alg {
+                    k["alg"] = (*alg).into();
+                }
+                if let Some(usage) = usage {
+                    k["use"] = (*usage).into();
+                }
+                k
+            })
+            .collect();
+        serde_json::from_value(serde_json::json!({ "keys": keys })).unwrap()
+    }
+
+    #[test]
+    fn the_key_is_picked_by_kid_alg_and_use() {
+        let keys = set(&[
+            ("a", Some("RS256"), Some("sig")),
+            ("b", None, None),
+            ("enc", None, Some("enc")),
+        ]);
+        assert!(matches!(
+            find(&keys, Some("a"), Algorithm::RS256),
+            Some(Ok(_))
+        ));
+        assert!(
+            find(&keys, Some("a"), Algorithm::RS384).is_none(),
+            "alg differs"
+        );
+        assert!(matches!(
+            find(&keys, Some("b"), Algorithm::PS256),
+            Some(Ok(_))
+        ));
+        assert!(
+            find(&keys, Some("enc"), Algorithm::RS256).is_none(),
+            "an encryption key"
+        );
+        assert!(find(&keys, Some("zz"), Algorithm::RS256).is_none());
+        // No kid: only when one key could be meant.
+        assert!(find(&keys, None, Algorithm::RS512).is_some_and(|k| k.is_ok()));
+        assert!(
+            find(&keys, None, Algorithm::RS256).is_none(),
+            "a and b both fit"
+        );
+    }
+
     #[test]
     fn metadata_urls_for_issuers_with_and_without_a_path() {
         assert_eq!(

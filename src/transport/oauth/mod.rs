@@ -97,20 +97,8 @@ impl Guard {
         })
     }
 
-    /// A `WWW-Authenticate: Bearer` challenge (RFC 6750 §3, RFC 9728 §5.1).
     fn challenge(&self, error: Option<(&str, &str)>, scope: &str) -> HeaderValue {
-        let mut value = format!(
-            "Bearer resource_metadata=\"{}\", scope=\"{scope}\"",
-            self.config.metadata_url
-        );
-        if let Some((code, description)) = error {
-            // A quoted-string: no quotes or backslashes in it.
-            let description = description.replace(['"', '\\'], "'");
-            value.push_str(&format!(
-                ", error=\"{code}\", error_description=\"{description}\""
-            ));
-        }
-        HeaderValue::from_str(&value).unwrap_or_else(|_| HeaderValue::from_static("Bearer"))
+        challenge(&self.config.metadata_url, error, scope)
     }
 
     /// 401: no token, or one that does not verify (`reason`).
@@ -162,6 +150,27 @@ impl Guard {
             _ => None,
         }
     }
+}
+
+/// A `WWW-Authenticate: Bearer` challenge (RFC 6750 §3, RFC 9728 §5.1). Whatever the
+/// description says (an issuer or key id comes from the token), the value is one valid
+/// header: quotes and backslashes become `'`, other bytes a header cannot carry `?`.
+pub fn challenge(metadata_url: &str, error: Option<(&str, &str)>, scope: &str) -> HeaderValue {
+    let mut value = format!("Bearer resource_metadata=\"{metadata_url}\", scope=\"{scope}\"");
+    if let Some((code, description)) = error {
+        let description: String = description
+            .chars()
+            .map(|c| match c {
+                '"' | '\\' => '\'',
+                ' '..='~' => c,
+                _ => '?',
+            })
+            .collect();
+        value.push_str(&format!(
+            ", error=\"{code}\", error_description=\"{description}\""
+        ));
+    }
+    HeaderValue::from_str(&value).unwrap_or_else(|_| HeaderValue::from_static("Bearer"))
 }
 
 /// The metadata routes, open to anyone (no token): the root well-known URL, the one
@@ -243,4 +252,52 @@ pub fn check_call(
         let what = crate::text::quote::head_with_ellipsis(tool, 64);
         guard.insufficient_scope(grant, needed, &format!("tool {what}"))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tool(annotations: Option<rmcp::model::ToolAnnotations>) -> Tool {
+        let mut t = Tool::new("t", "d", Arc::new(serde_json::Map::new()));
+        t.annotations = annotations;
+        t
+    }
+
+    #[test]
+    fn a_tools_scope_follows_its_annotations() {
+        use crate::tools::{read_only, runs_commands, writes};
+        assert_eq!(scope_for(&tool(Some(read_only("v")))), READ);
+        assert_eq!(scope_for(&tool(Some(writes("e", true)))), EDIT);
+        assert_eq!(scope_for(&tool(Some(runs_commands("b")))), EXEC);
+        assert_eq!(scope_for(&tool(None)), EXEC);
+    }
+
+    #[test]
+    fn challenges() {
+        let url = "https://b.example/.well-known/oauth-protected-resource/mcp";
+        assert_eq!(
+            challenge(url, None, "boris:read").to_str().unwrap(),
+            format!("Bearer resource_metadata=\"{url}\", scope=\"boris:read\"")
+        );
+        let v = challenge(url, Some(("invalid_token", "no key \"k\\1\" é\n")), "s");
+        assert!(
+            v.to_str()
+                .unwrap()
+                .ends_with("error=\"invalid_token\", error_description=\"no key 'k'1' ??\""),
+            "{v:?}"
+        );
+    }
+
+    proptest::proptest! {
+        /// Any description (it may quote the token's issuer or key id) makes a valid
+        /// header with one quoted description, never the fallback.
+        #[test]
+        fn any_description_makes_a_valid_challenge(description in "\\PC*") {
+            let v = challenge("https://b/.well-known/oauth-protected-resource", Some(("invalid_token", &description)), "boris:read");
+            let text = v.to_str().unwrap();
+            proptest::prop_assert!(text.contains("error_description=\""));
+            proptest::prop_assert_eq!(text.matches('"').count(), 8);
+        }
+    }
 }
