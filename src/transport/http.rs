@@ -49,18 +49,7 @@ pub fn router(
     ct: CancellationToken,
 ) -> anyhow::Result<Router> {
     let config = &shared.config;
-    let guard = match &config.auth {
-        crate::config::Auth::Oauth { header, config } => Some(Arc::new(
-            oauth::Guard::new(
-                config,
-                header
-                    .as_ref()
-                    .and_then(|h| HeaderName::from_bytes(h.as_bytes()).ok()),
-            )
-            .map_err(anyhow::Error::msg)?,
-        )),
-        _ => None,
-    };
+    let guard = oauth::Guard::for_auth(&config.auth).map_err(anyhow::Error::msg)?;
     let scopes = Arc::new(oauth::tool_scopes(&shared.tools));
     let mut origins: Vec<String> = LOOPBACK_ORIGINS.iter().map(|s| s.to_string()).collect();
     origins.extend(config.allowed_origins.iter().cloned());

@@ -41,6 +41,7 @@ const ISSUER = idp.issuer.url;
 idp.service.on(Events.BeforeTokenSigning, (token, req) => {
   token.payload.sub = 'alice';
   switch (req.body.shape) {
+    case 'bob': token.payload.sub = 'bob'; break;
     case 'no-aud': delete token.payload.aud; break;
     case 'expired-within-skew': token.payload.exp = now() - 10; break;
     case 'expired': token.payload.exp = now() - 600; token.payload.iat = now() - 4200; break;
@@ -173,6 +174,13 @@ try {
   // Step-up: the same session with a token that has more scopes lists more tools.
   r = await mcp(good, { jsonrpc: '2.0', id: 6, method: 'tools/list' }, rsid);
   check('after step-up the session lists the new tools', (r.json?.result?.tools ?? []).some((t) => t.name === 'bash'), `${r.status}`);
+
+  // A session is bound to its subject: bob's valid token cannot use alice's session.
+  const bob = await token({ aud: MCP, scope: ALL, shape: 'bob' });
+  r = await mcp(bob, { jsonrpc: '2.0', id: 7, method: 'tools/list' }, sid);
+  check("another subject's token on a session: 404", r.status === 404, `${r.status}`);
+  r = await mcp(good, { jsonrpc: '2.0', id: 8, method: 'tools/list' }, sid);
+  check('the owner still uses it', r.status === 200 && (r.json?.result?.tools ?? []).length > 0, `${r.status}`);
 
   // Key rotation: a new key the cached set lacks. Within the refetch interval it is not
   // fetched (a flood of unknown key ids cannot hammer the provider); after it, it is.

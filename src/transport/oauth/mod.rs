@@ -58,9 +58,54 @@ pub struct Guard {
     pub config: OauthConfig,
     pub header: Option<HeaderName>,
     pub verifier: verify::Verifier,
+    /// Who opened each session: a session is used only with tokens of its subject.
+    owners: std::sync::Mutex<Owners>,
+}
+
+/// Session id → the subject that opened it, oldest first dropped past [`MAX_OWNERS`].
+#[derive(Default)]
+struct Owners {
+    by_session: HashMap<String, Option<String>>,
+    order: std::collections::VecDeque<String>,
+}
+
+/// Far more sessions than `--max-sessions` allows at once: the entries of sessions that
+/// ended are dropped oldest first.
+const MAX_OWNERS: usize = 1 << 16;
+
+impl Owners {
+    fn record(&mut self, session: String, subject: Option<String>) {
+        if self.by_session.insert(session.clone(), subject).is_none() {
+            self.order.push_back(session);
+        }
+        while self.order.len() > MAX_OWNERS {
+            if let Some(old) = self.order.pop_front() {
+                self.by_session.remove(&old);
+            }
+        }
+    }
+
+    /// Whether `subject` may use `session`: it opened it, or the session is unknown here
+    /// (rmcp then answers as for any unknown session).
+    fn allows(&self, session: &str, subject: &Option<String>) -> bool {
+        self.by_session
+            .get(session)
+            .is_none_or(|owner| owner == subject)
+    }
 }
 
 impl Guard {
+    /// The guard for `--auth oauth`; `None` in the other modes.
+    pub fn for_auth(auth: &crate::config::Auth) -> Result<Option<Arc<Self>>, String> {
+        let crate::config::Auth::Oauth { header, config } = auth else {
+            return Ok(None);
+        };
+        let header = header
+            .as_ref()
+            .and_then(|h| HeaderName::from_bytes(h.as_bytes()).ok());
+        Ok(Some(Arc::new(Self::new(config, header)?)))
+    }
+
     pub fn new(config: &OauthConfig, header: Option<HeaderName>) -> Result<Self, String> {
         let client = keys::client()?;
         let issuers = config
@@ -83,6 +128,7 @@ impl Guard {
             },
             config: config.clone(),
             header,
+            owners: std::sync::Mutex::default(),
         })
     }
 
@@ -236,8 +282,38 @@ pub async fn require_token(
     {
         req.headers_mut().remove(name);
     }
+    // Sessions are bound to the subject that opened them (MCP authorization: a session
+    // id is no credential): another user's token gets 404, as for an unknown session.
+    let session = req
+        .headers()
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    let subject = grant.subject.clone();
+    if let Some(id) = &session
+        && !guard
+            .owners
+            .lock()
+            .is_ok_and(|owners| owners.allows(id, &subject))
+    {
+        return (
+            StatusCode::NOT_FOUND,
+            Json(serde_json::json!({"error": "session_not_found", "message": "no such session for this token's subject: initialize a new one"})),
+        )
+            .into_response();
+    }
     req.extensions_mut().insert(grant);
-    next.run(req).await
+    let response = next.run(req).await;
+    if session.is_none()
+        && let Some(id) = response
+            .headers()
+            .get("mcp-session-id")
+            .and_then(|v| v.to_str().ok())
+        && let Ok(mut owners) = guard.owners.lock()
+    {
+        owners.record(id.to_string(), subject);
+    }
+    response
 }
 
 /// A `tools/call` beyond the grant: 403 `insufficient_scope`, before rmcp sees it.
@@ -271,6 +347,25 @@ mod tests {
         assert_eq!(scope_for(&tool(Some(writes("e", true)))), EDIT);
         assert_eq!(scope_for(&tool(Some(runs_commands("b")))), EXEC);
         assert_eq!(scope_for(&tool(None)), EXEC);
+    }
+
+    #[test]
+    fn a_session_serves_the_subject_that_opened_it() {
+        let mut owners = Owners::default();
+        let alice = Some("alice".to_string());
+        owners.record("s1".into(), alice.clone());
+        assert!(owners.allows("s1", &alice));
+        assert!(!owners.allows("s1", &Some("bob".into())));
+        assert!(!owners.allows("s1", &None));
+        assert!(owners.allows("unknown", &None));
+        for i in 0..=MAX_OWNERS {
+            owners.record(format!("x{i}"), None);
+        }
+        assert_eq!(owners.by_session.len(), MAX_OWNERS);
+        assert!(
+            !owners.by_session.contains_key("s1"),
+            "the oldest went first"
+        );
     }
 
     #[test]
