@@ -423,7 +423,10 @@ struct TokenCheck {
 /// The header `--token-header` names, if any (validated with the configuration).
 fn token_header(auth: &crate::config::Auth) -> Option<HeaderName> {
     match auth {
-        crate::config::Auth::Token { header: Some(h) } => HeaderName::from_bytes(h.as_bytes()).ok(),
+        crate::config::Auth::Token { header: Some(h) }
+        | crate::config::Auth::Oauth {
+            header: Some(h), ..
+        } => HeaderName::from_bytes(h.as_bytes()).ok(),
         _ => None,
     }
 }
