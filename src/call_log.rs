@@ -1,7 +1,7 @@
 //! One log line per tool call (issue 31 §3): session, tool, duration and outcome, so an
 //! operator can count, time and trace calls from the log alone (`--log-format json`
-//! makes each field a JSON value). `subject` is reserved for the signed-in user, once
-//! sign-in gives one; until then it is `null`.
+//! makes each field a JSON value). `subject` is the OAuth token's `sub` (`--auth oauth`),
+//! `null` otherwise.
 
 use crate::logfmt::Json;
 use rmcp::ErrorData as McpError;
@@ -101,6 +101,7 @@ fn error_code(text: &str) -> Option<&str> {
 /// tool is not one this server has: the name is the client's text).
 pub fn log(
     session: Option<&str>,
+    subject: Option<&str>,
     tool: &str,
     known: bool,
     took: Duration,
@@ -116,7 +117,7 @@ pub fn log(
     let duration_ms = u64::try_from(took.as_millis()).unwrap_or(u64::MAX);
     tracing::info!(
         session = ?Json(session),
-        subject = ?Json(None::<&str>),
+        subject = ?Json(subject.map(|s| crate::text::quote::head_with_ellipsis(s, 128))),
         tool = &*tool,
         duration_ms,
         outcome = outcome.name(),

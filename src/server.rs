@@ -152,8 +152,18 @@ impl ServerHandler for BorisServer {
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
         let shared = &self.ctx.shared;
+        // With --auth oauth, only the tools the request's token allows (issue 30 §1).
+        let allowed = |tools: Vec<rmcp::model::Tool>| -> Vec<rmcp::model::Tool> {
+            match grant(&context) {
+                Some(grant) => tools
+                    .into_iter()
+                    .filter(|t| grant.allows(crate::transport::oauth::scope_for(t)))
+                    .collect(),
+                None => tools,
+            }
+        };
         if !tools::listing::may_change(shared) {
-            return Ok(ListToolsResult::with_all_items(shared.tools.clone()));
+            return Ok(ListToolsResult::with_all_items(allowed(shared.tools.clone())));
         }
         let servers = tools::listing::servers_installed(&shared.config);
         if self.shown.settle(servers) {
@@ -161,8 +171,8 @@ impl ServerHandler for BorisServer {
             // that caches the list (or lists on another path) to drop its copy.
             let _ = context.peer.notify_tool_list_changed().await;
         }
-        Ok(ListToolsResult::with_all_items(tools::listing::visible(
-            shared, servers,
+        Ok(ListToolsResult::with_all_items(allowed(
+            tools::listing::visible(shared, servers),
         )))
     }
 
@@ -317,6 +327,21 @@ impl ServerHandler for BorisServer {
             .map(str::to_string);
         let ct = context.ct.clone();
         let peer = context.peer.clone();
+        let subject = grant(&context).and_then(|g| g.subject.clone());
+        // The HTTP layer answers a call beyond the token's scopes with 403 first; this
+        // holds for any message that reaches a tool some other way.
+        if let Some(grant) = grant(&context)
+            && let Some(tool) = self.get_tool(&tool)
+            && !grant.allows(crate::transport::oauth::scope_for(&tool))
+        {
+            return Err(McpError::invalid_request(
+                format!(
+                    "insufficient_scope: this tool needs scope {}",
+                    crate::transport::oauth::scope_for(&tool)
+                ),
+                None,
+            ));
+        }
         let result = tokio::select! {
             result = self.run_tool(request, context) => result,
             _ = drain.ended().cancelled() => Err(McpError::internal_error(
@@ -328,6 +353,7 @@ impl ServerHandler for BorisServer {
         let known = self.get_tool(&tool).is_some();
         crate::call_log::log(
             session.as_deref(),
+            subject.as_deref(),
             &tool,
             known,
             started.elapsed(),
@@ -416,4 +442,12 @@ impl BorisServer {
 /// The tool `name` names in this server's profile.
 fn tool_name_in(shared: &Shared, name: &str) -> Option<crate::tool_name::ToolName> {
     crate::tool_name::ToolName::lookup(shared.config.tool_profile.family(), name)
+}
+
+/// The grant of the request's OAuth token (`--auth oauth` over HTTP), if any.
+fn grant(context: &RequestContext<RoleServer>) -> Option<&crate::transport::oauth::Grant> {
+    context
+        .extensions
+        .get::<axum::http::request::Parts>()
+        .and_then(crate::transport::oauth::grant_of)
 }

@@ -1,4 +1,5 @@
-//! How HTTP clients authenticate (issue 30 §1): `--auth token|none` and `--token-header`.
+//! How HTTP clients authenticate (issue 30 §1): `--auth token|oauth|none` and
+//! `--token-header`.
 //!
 //! Pure: the flags, whether a token was given and where Boris listens become an [`Auth`]
 //! or the one-line error that stops the start. Serving beyond loopback with no
@@ -12,6 +13,8 @@ use std::net::IpAddr;
 pub enum AuthMode {
     /// A bearer token (`--token` or `--generate-token`).
     Token,
+    /// OAuth access tokens from `--oauth-issuer` servers, for the resource `--public-url`.
+    Oauth,
     /// No authentication: anyone who reaches the port can run commands (for a server
     /// behind a network policy or a proxy that authenticates).
     None,
@@ -31,6 +34,9 @@ pub struct AuthArgs {
     /// is accepted too). Default: `Authorization: Bearer <token>`.
     #[arg(long, env = "BORIS_TOKEN_HEADER", value_name = "NAME")]
     pub token_header: Option<String>,
+
+    #[command(flatten)]
+    pub oauth: super::oauth::OauthArgs,
 }
 
 /// What the HTTP transport checks.
@@ -41,13 +47,21 @@ pub enum Auth {
     Token { header: Option<String> },
     /// None; `explicit` when `--auth none` was said (beyond loopback it must be).
     None { explicit: bool },
+    /// OAuth access tokens (`--auth oauth`); `header` as for `Token`.
+    Oauth {
+        header: Option<String>,
+        config: Box<super::oauth::OauthConfig>,
+    },
 }
 
 impl Auth {
     /// The header a client sends the token in, as a client writes it.
     pub fn header_shown(&self) -> &str {
         match self {
-            Auth::Token { header: Some(h) } => h,
+            Auth::Token { header: Some(h) }
+            | Auth::Oauth {
+                header: Some(h), ..
+            } => h,
             _ => "Authorization",
         }
     }
@@ -87,7 +101,18 @@ pub fn resolve(args: &AuthArgs, token_given: bool, host: &str, http: bool) -> Re
         None => None,
         Some(name) => Some(header_name(name)?),
     };
+    if args.auth != Some(AuthMode::Oauth)
+        && (!args.oauth.issuers.is_empty() || args.oauth.public_url.is_some())
+    {
+        return Err(
+            "--oauth-issuer and --public-url are for --auth oauth: say --auth oauth".into(),
+        );
+    }
     let auth = match (args.auth, token_given) {
+        (Some(AuthMode::Oauth), _) => Auth::Oauth {
+            header,
+            config: Box::new(super::oauth::resolve(&args.oauth, token_given)?),
+        },
         (Some(AuthMode::Token) | None, true) => Auth::Token { header },
         (Some(AuthMode::Token), false) => {
             return Err(
@@ -140,6 +165,13 @@ mod tests {
         AuthArgs {
             auth,
             token_header: header.map(str::to_string),
+            oauth: super::super::oauth::OauthArgs {
+                issuers: Vec::new(),
+                public_url: None,
+                oauth_clock_skew: 30,
+                oauth_jwks_ttl: 300,
+                oauth_jwks_refetch_interval: 10,
+            },
         }
     }
 

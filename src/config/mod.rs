@@ -8,6 +8,7 @@
 
 mod auth;
 mod http_limits;
+pub mod oauth;
 mod validate;
 mod values;
 

@@ -5,7 +5,9 @@
 //! session gets its own workspace; stateless (2026-07-28) requests share the server's
 //! default one.
 
-use super::{drain, framing, http_budget, http_conn, http_headers, http_ready, http_sessions};
+use super::{
+    drain, framing, http_budget, http_conn, http_headers, http_ready, http_sessions, oauth,
+};
 
 use crate::server::BorisServer;
 use crate::tools::Shared;
@@ -41,8 +43,14 @@ const LOOPBACK_ORIGINS: &[&str] = &[
 
 const LOOPBACK_HOSTS: &[&str] = &["localhost", "127.0.0.1", "::1", "[::1]"];
 
-pub fn router(shared: Arc<Shared>, token: Option<String>, ct: CancellationToken) -> Router {
+pub fn router(
+    shared: Arc<Shared>,
+    token: Option<String>,
+    ct: CancellationToken,
+) -> anyhow::Result<Router> {
     let config = &shared.config;
+    let guard = oauth::Guard::for_auth(&config.auth).map_err(anyhow::Error::msg)?;
+    let scopes = Arc::new(oauth::tool_scopes(&shared.tools));
     let mut origins: Vec<String> = LOOPBACK_ORIGINS.iter().map(|s| s.to_string()).collect();
     origins.extend(config.allowed_origins.iter().cloned());
     let origins = Arc::new(origins);
@@ -98,35 +106,61 @@ pub fn router(shared: Arc<Shared>, token: Option<String>, ct: CancellationToken)
             http_sessions::gate_sessions,
         ))
         .layer(middleware::from_fn_with_state(
-            (cap, http_budget::BodyBudget::new(cap)),
+            Screen {
+                cap,
+                budget: http_budget::BodyBudget::new(cap),
+                oauth: guard.clone().map(|g| (g, scopes)),
+            },
             screen_messages,
         ))
-        .layer(middleware::from_fn(delete_answers_ok))
-        // Only on /mcp and /metrics: any other path is 404 without a token, so a client
-        // probing for OAuth discovery documents learns there are none (issue 30 §1).
-        .route_layer(middleware::from_fn_with_state(
-            token.map(|token| {
-                Arc::new(TokenCheck {
-                    token: token.into(),
-                    header: token_header(&config.auth),
-                })
-            }),
-            require_bearer,
-        ));
-    Router::new()
+        .layer(middleware::from_fn(delete_answers_ok));
+    // Only on /mcp and /metrics: any other path is 404 without a token, so a client
+    // probing for OAuth discovery documents learns there are none (issue 30 §1).
+    let (protected, discovery) = match &guard {
+        Some(guard) => (
+            protected.route_layer(middleware::from_fn_with_state(
+                guard.clone(),
+                oauth::require_token,
+            )),
+            oauth::metadata_routes(guard.clone()),
+        ),
+        None => (
+            protected.route_layer(middleware::from_fn_with_state(
+                token.map(|token| {
+                    Arc::new(TokenCheck {
+                        token: token.into(),
+                        header: token_header(&config.auth),
+                    })
+                }),
+                require_bearer,
+            )),
+            Router::new(),
+        ),
+    };
+    Ok(Router::new()
         .route(
             "/health",
             get(|| async { Json(serde_json::json!({"status": "ok"})) }),
         )
         .route("/ready", get(http_ready::ready).with_state(readiness))
         .merge(protected)
+        .merge(discovery)
         // Before authentication, so that a preflight is answered without a token.
         .layer(cors(origins.clone(), token_header(&config.auth)))
         // Outermost: a foreign page gets 403 even for its preflight.
         .layer(middleware::from_fn_with_state(
             header_policy,
             http_headers::screen_headers,
-        ))
+        )))
+}
+
+/// What [`screen_messages`] needs: the body cap and budget, and in `--auth oauth` the
+/// guard and the scope each tool needs.
+#[derive(Clone)]
+struct Screen {
+    cap: usize,
+    budget: Arc<http_budget::BodyBudget>,
+    oauth: Option<(Arc<oauth::Guard>, Arc<oauth::ToolScopes>)>,
 }
 
 /// Past this many bytes a body over the cap is no longer read, only answered.
@@ -138,11 +172,8 @@ const MAX_SCANNED_BODY_BYTES: usize = 1 << 30;
 /// `413` with `-32600` and the request's id (found while the rest streams past). rmcp
 /// would answer these with a plain-text 415 or 413 that no client can tie to its request.
 /// Everything else goes on to rmcp unchanged.
-async fn screen_messages(
-    State((cap, budget)): State<(usize, Arc<http_budget::BodyBudget>)>,
-    req: Request,
-    next: Next,
-) -> Response {
+async fn screen_messages(State(screen): State<Screen>, req: Request, next: Next) -> Response {
+    let Screen { cap, budget, oauth } = screen;
     use futures::StreamExt as _;
     let is_json = req
         .headers()
@@ -211,6 +242,14 @@ async fn screen_messages(
     match framing::classify(&collected) {
         framing::Inbound::Message(message) => {
             let mut parts = parts;
+            if let rmcp::model::ClientJsonRpcMessage::Request(r) = &*message
+                && let rmcp::model::ClientRequest::CallToolRequest(call) = &r.request
+                && let Some((guard, scopes)) = &oauth
+                && let Some(grant) = oauth::grant_of(&parts)
+                && let Some(refusal) = oauth::check_call(guard, scopes, grant, &call.params.name)
+            {
+                return refusal;
+            }
             if let rmcp::model::ClientJsonRpcMessage::Request(r) = &*message
                 && matches!(r.request, rmcp::model::ClientRequest::InitializeRequest(_))
             {
@@ -362,6 +401,9 @@ pub fn start_banner(
             "boris: a bearer token is required (generated): send {send}\nbearer token: {token}"
         ),
         (Some(_), false) => format!("boris: a bearer token is required (--token): send {send}"),
+        (None, _) if matches!(auth, crate::config::Auth::Oauth { .. }) => {
+            "boris: an OAuth access token is required (--auth oauth)".to_string()
+        }
         (None, _) => "boris: no bearer token required (--token or --generate-token to require one)"
             .to_string(),
     };
@@ -381,7 +423,10 @@ struct TokenCheck {
 /// The header `--token-header` names, if any (validated with the configuration).
 fn token_header(auth: &crate::config::Auth) -> Option<HeaderName> {
     match auth {
-        crate::config::Auth::Token { header: Some(h) } => HeaderName::from_bytes(h.as_bytes()).ok(),
+        crate::config::Auth::Token { header: Some(h) }
+        | crate::config::Auth::Oauth {
+            header: Some(h), ..
+        } => HeaderName::from_bytes(h.as_bytes()).ok(),
         _ => None,
     }
 }
@@ -540,7 +585,7 @@ pub async fn serve(shared: Arc<Shared>, token: Option<String>) -> anyhow::Result
     let timeouts = http_conn::Timeouts::from(limits);
     let grace = limits.shutdown_grace;
     let ct = CancellationToken::new();
-    let app = router(shared, token, ct.clone());
+    let app = router(shared, token, ct.clone())?;
     let mut builder = auto::Builder::new(TokioExecutor::new());
     builder
         .http1()
