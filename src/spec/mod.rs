@@ -29,6 +29,7 @@ pub mod bench;
 mod bench_attack;
 pub mod bench_http;
 pub mod display;
+pub mod draft;
 pub mod findings;
 pub mod fixtures;
 pub mod http;
@@ -45,6 +46,7 @@ pub mod requires;
 pub mod routes;
 pub mod runner;
 pub(crate) mod session;
+pub mod template;
 pub mod vocabulary;
 
 use std::path::{Path, PathBuf};
