@@ -70,6 +70,34 @@ const RUN: &[&str] = &[
     "start_process",
 ];
 
+const TIMEOUT: (&[&str], Fill) = (&["timeout", "timeout_ms"], Fill::T("{timeout}"));
+const DRY_RUN: (&[&str], Fill) = (&["dry_run", "dryrun"], Fill::T("{dry_run}"));
+const WHERE: (&[&str], Fill) = (&["path", "dir", "directory"], Fill::Path);
+
+/// Values a capability may give, passed when the tool has a parameter for them (a case
+/// giving one the draft did not map is not supported, never run without it).
+fn optional(c: Capability) -> &'static [(&'static [&'static str], Fill)] {
+    match c {
+        Capability::Run => &[TIMEOUT],
+        Capability::Replace => &[DRY_RUN],
+        Capability::FindFiles => &[WHERE],
+        Capability::Search => &[
+            WHERE,
+            (&["include", "glob", "file_pattern"], Fill::T("{include}")),
+            (
+                &["ignore_case", "case_insensitive", "-i"],
+                Fill::T("{ignore_case}"),
+            ),
+            (
+                &["case_sensitive"],
+                Fill::T("{ignore_case|not|default:true}"),
+            ),
+            (&["context", "context_lines", "-c"], Fill::T("{context}")),
+        ],
+        _ => &[],
+    }
+}
+
 const WANTS: &[Want] = &[
     Want {
         capability: Capability::ReadFile,
@@ -239,22 +267,25 @@ fn args_for(w: &Want, tool: &Value) -> Result<Vec<String>, String> {
                 names.join("/")
             ));
         };
-        let template = match fill {
-            Fill::Path => {
-                let said = spec
-                    .get("description")
-                    .and_then(Value::as_str)
-                    .unwrap_or("");
-                if said.to_ascii_lowercase().contains("absolute") {
-                    "{path_abs}"
-                } else {
-                    "{path}"
-                }
-            }
-            Fill::T(t) => t,
-        };
-        args.push(format!("{}: {}", yaml_str(param), yaml_str(template)));
+        args.push(format!(
+            "{}: {}",
+            yaml_str(param),
+            yaml_str(&template(*fill, spec))
+        ));
         used.push(param.clone());
+    }
+    for (names, fill) in optional(w.capability) {
+        if let Some((param, spec)) = props
+            .iter()
+            .find(|(p, _)| names.contains(&normal(p).as_str()) && !used.contains(p))
+        {
+            args.push(format!(
+                "{}: {}",
+                yaml_str(param),
+                yaml_str(&template(*fill, spec))
+            ));
+            used.push(param.clone());
+        }
     }
     for (k, v) in w.fixed {
         args.push(format!("{}: {v}", yaml_str(k)));
@@ -275,6 +306,24 @@ fn args_for(w: &Want, tool: &Value) -> Result<Vec<String>, String> {
         ));
     }
     Ok(args)
+}
+
+/// How a parameter takes a value: a path absolute when its description says so.
+fn template(fill: Fill, spec: &Value) -> String {
+    match fill {
+        Fill::Path => {
+            let said = spec
+                .get("description")
+                .and_then(Value::as_str)
+                .unwrap_or("");
+            if said.to_ascii_lowercase().contains("absolute") {
+                "{path_abs}".into()
+            } else {
+                "{path}".into()
+            }
+        }
+        Fill::T(t) => t.into(),
+    }
 }
 
 /// A YAML double-quoted string.
@@ -358,6 +407,11 @@ mod tests {
         let yaml = adapter_yaml("x", "x 1.0", &d);
         let a = Adapter::parse(&yaml).unwrap();
         assert_eq!(a.capabilities[&Capability::Run].tool, "Bash");
+        // An optional value the tool takes is mapped too.
+        assert_eq!(
+            a.capabilities[&Capability::Run].args["timeout"],
+            json!("{timeout}")
+        );
         assert!(a.unsupported[&Capability::Replace].starts_with("TODO"));
         assert!(a.unsupported[&Capability::TaskOutput].starts_with("TODO"));
     }
