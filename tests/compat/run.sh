@@ -30,6 +30,8 @@ LITECODE_VERSION=0.1.2
 # serena (issue 20 §6) and the pyright it runs, from the Python registry; see
 # spec/adapters/serena.yaml for the uvx shim.
 SERENA_PINS="serena-agent==2.1.0 pyright==1.1.403"
+# coding-tools-mcp (issue 29 §4), from the Python registry.
+CTM_PINS="coding-tools-mcp==0.5.0"
 
 BORIS="${BORIS_BIN:-$ROOT/target/debug/boris}"
 SPEC="${BORIS_SPEC_BIN:-$ROOT/target/debug/boris-spec}"
@@ -43,6 +45,7 @@ FS_DIR="$CACHE/server-filesystem"
 DC_DIR="$CACHE/desktop-commander"
 LC_DIR="$CACHE/litecode"
 SE_DIR="$CACHE/serena"
+CTM_DIR="$CACHE/coding-tools-mcp"
 q() { printf "'%s'" "$1"; }
 declare -A SERVER=(
   [boris]="$(q "$BORIS") --transport stdio"
@@ -55,19 +58,21 @@ declare -A SERVER=(
   [litecode]="env SHELL=/bin/bash $(q "$LC_DIR/bin/litecode")"
   # Its pyright through the uvx shim (no CPython download); the npm package the PyPI
   # pyright wraps is cached once beside it.
+  [coding-tools-mcp]="$(q "$CTM_DIR/venv/bin/coding-tools-mcp")"
   [serena]="env PATH=$(q "$SE_DIR/shim"):$(q "$SE_DIR/venv/bin"):\"\$PATH\" PYRIGHT_PYTHON_CACHE_DIR=$(q "$SE_DIR/pyright") PYRIGHT_PYTHON_IGNORE_WARNINGS=1 $(q "$SE_DIR/venv/bin/serena")"
 )
-ORDER=(boris boris-anthropic-compat boris-pipe server-filesystem desktop-commander litecode serena)
+ORDER=(boris boris-anthropic-compat boris-pipe server-filesystem desktop-commander litecode serena coding-tools-mcp)
 # serena takes seconds to start (Python, then pyright for every project) and to stop (it
 # shuts pyright down first): a minute per wait, half a minute to exit.
 declare -A RUN_ARGS=([serena]="--timeout-ms 60000 --exit-timeout-ms 30000")
 [ -n "${COMPAT_ONLY:-}" ] && read -r -a ORDER <<< "$COMPAT_ONLY"
 wants() { [[ " ${ORDER[*]} " == *" $1 "* ]]; }
 # Servers too slow to run on every CI run (serena: about 15 minutes on 2 cores, a Python
-# start and a pyright per case): with --check they are not run unless COMPAT_ALL=1, and
+# start and a pyright per case; coding-tools-mcp: about 4 minutes, a Python start per
+# case): with --check they are not run unless COMPAT_ALL=1, and
 # the matrix takes their last result, tests/compat/<name>.result.json, which every run
 # that does run them rewrites (after it matched the baseline).
-SLOW=" serena "
+SLOW=" serena coding-tools-mcp "
 skipped() { [ $CHECK -eq 1 ] && [ "${COMPAT_ALL:-0}" != 1 ] && [[ "$SLOW" == *" $1 "* ]]; }
 wants server-filesystem && { install_pinned "$ROOT/bench/reference" "$FS_DIR" \
   "$FS_DIR/node_modules/@modelcontextprotocol/server-filesystem/package.json" || exit 1; }
@@ -88,6 +93,14 @@ if wants serena && ! skipped serena && [ "$(cat "$SE_DIR/pins" 2>/dev/null)" != 
     && cp "$HERE/serena-uvx" "$SE_DIR/shim/uvx" && ln -s uvx "$SE_DIR/shim/uv" \
     && echo "$SERENA_PINS" > "$SE_DIR/pins" \
     || { echo "compat: installing serena failed"; exit 1; }
+fi
+if wants coding-tools-mcp && ! skipped coding-tools-mcp && [ "$(cat "$CTM_DIR/pins" 2>/dev/null)" != "$CTM_PINS" ]; then
+  echo "compat: installing $CTM_PINS" >&2
+  rm -rf "$CTM_DIR" && mkdir -p "$CTM_DIR" \
+    && python3 -m venv "$CTM_DIR/venv" \
+    && "$CTM_DIR/venv/bin/pip" install -q --disable-pip-version-check $CTM_PINS >&2 \
+    && echo "$CTM_PINS" > "$CTM_DIR/pins" \
+    || { echo "compat: installing coding-tools-mcp failed"; exit 1; }
 fi
 # The lsp cases: Boris finds its language servers where tests/lsp/install.sh put them.
 if wants boris || wants boris-pipe || wants boris-anthropic-compat; then
