@@ -13,6 +13,8 @@
 //! - `lines:P`: every line of a text prefixed with `P` (`-`, `+`, a space), so that an
 //!   edit becomes a patch: `"@@\n{old|lines:-}\n{new|lines:+}"`;
 //! - `join:SEP`: a list's elements' texts joined (a multi-edit's hunks as one patch);
+//! - `div:N`: a whole number divided by N, rounded up (milliseconds to a server's
+//!   seconds: `{timeout|div:1000}`; 500 ms is 1 s, never 0);
 //! - `default:V`: the value when the step gives none (typed as `map`'s results), for a
 //!   server whose default differs from the suite's (`{ignore_case|not|default:true}`
 //!   for a search that ignores case unless told).
@@ -150,6 +152,10 @@ fn apply(v: &Value, filter: &str) -> Option<Value> {
                     .map_or_else(|| v.clone(), |(_, to)| typed(Value::String(to.to_string()))),
             )
         }
+        "div" => {
+            let by = arg.parse::<u64>().ok().filter(|d| *d > 0)?;
+            v.as_u64().map(|n| Value::from(n.div_ceil(by)))
+        }
         // Applies only to a missing value (`default_of`).
         "default" => Some(v.clone()),
         _ => None,
@@ -157,7 +163,7 @@ fn apply(v: &Value, filter: &str) -> Option<Value> {
 }
 
 /// The filter names `apply` knows, for lint.
-pub const FILTERS: &[&str] = &["not", "lines", "map", "join", "default"];
+pub const FILTERS: &[&str] = &["not", "lines", "map", "join", "default", "div"];
 
 /// The unknown filters a template uses.
 pub fn unknown_filters(template: &Value) -> Vec<String> {
@@ -284,6 +290,20 @@ mod tests {
             json!("*** Update File: a.txt\n@@\n-x\n-y\n+z\n*** End")
         );
         assert_eq!(prefix_lines("", "+"), "+");
+        let t = json!({"timeout": "{timeout|div:1000}"});
+        assert_eq!(
+            fill(&t, &vals(json!({"timeout": 500}))).unwrap(),
+            json!({"timeout": 1})
+        );
+        assert_eq!(
+            fill(&t, &vals(json!({"timeout": 3000}))).unwrap(),
+            json!({"timeout": 3})
+        );
+        // A negative number is passed as it is, for the server to refuse.
+        assert_eq!(
+            fill(&t, &vals(json!({"timeout": -5}))).unwrap(),
+            json!({"timeout": -5})
+        );
         // A string that reads as JSON stays a string (`command: "false"`).
         assert_eq!(
             fill(
