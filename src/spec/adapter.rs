@@ -14,11 +14,21 @@
 //! Argument templates: a string that is exactly `{name}` becomes the value itself (any
 //! JSON type), and a key whose value names a value the step did not give is left out;
 //! `{name}` inside a longer string is replaced by the value's text. Besides the step's
-//! own values, `path_abs` (`path` made absolute under the case's workdir), `dir_abs`
+//! own values, `path_abs` (`path` made absolute under the case's workdir), `path_rel`
+//! (`path` relative to the case's root, for servers that refuse absolute paths), `dir_abs`
 //! (`path_abs`, or the workdir when the step names no path: for tools whose directory
 //! is required), `offset0` (`start - 1`), for `read_range` `count` (`end - start + 1`)
-//! and for `read_tail` `neg_lines` (`-lines`). A `multi_edit` mapping's `edit` template
-//! spells each element of `edits`.
+//! for `read_tail` `neg_lines` (`-lines`), for `task_output` `wait_ms` (how long to wait:
+//! `timeout` when `block`, 30000 if it gives none; 0 when not `block`), and for
+//! `run_background` `task` (which of the case's background commands it is: 1, 2, …). A `multi_edit` mapping's `edit` template
+//! spells each element of `edits`. Filters (`{ignore_case|not}`, `{old|lines:-}`,
+//! `{x|map:a=b}`) are described in `spec::template`.
+//!
+//! Captures: a mapping's `capture` keeps a value the server hands out (a revision, a
+//! command id) from its answer — NAME (which may hold `{path}` and the like) → a JSON
+//! pointer into the response or `text:REGEX` (group 1) — for a later call to pass as
+//! `{captured:NAME}`. A capture that finds nothing is no failure (not every answer hands
+//! one out), and an argument that is exactly an uncaptured `{captured:…}` is left out.
 
 use std::collections::BTreeMap;
 
@@ -26,16 +36,19 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use super::model::{Action, Case, Expect, Step};
+use super::template::{fill, placeholders, relative_to_root, unknown_filters};
 use super::vocabulary::{Capability, PROFILES, SHUTDOWN_TAG};
 
 /// Derived values (module docs) and the step values each stands for: a step value is
 /// mapped when the template names it or one of these.
 const DERIVED: &[(&str, &[&str])] = &[
     ("path_abs", &["path"]),
+    ("path_rel", &["path"]),
     ("dir_abs", &["path"]),
     ("offset0", &["start"]),
     ("count", &["start", "end"]),
     ("neg_lines", &["lines"]),
+    ("wait_ms", &["block", "timeout"]),
 ];
 
 /// The adapters built into boris-spec: `spec/adapters/<name>.yaml`.
@@ -148,9 +161,13 @@ pub struct Mapping {
     #[serde(default)]
     pub profiles: Option<Vec<String>>,
     /// For `multi_edit`: the template of one element of `edits` (`{old}`, `{new}`,
-    /// `{replace_all}`); the list goes where `args` says `"{edits}"`.
+    /// `{replace_all}`; an object, or a string such as one hunk of a patch); the list
+    /// goes where `args` says `"{edits}"` (`{edits|join:…}` for one text).
     #[serde(default)]
-    pub edit: Option<Map<String, Value>>,
+    pub edit: Option<Value>,
+    /// Values to keep from the answer (module docs: captures).
+    #[serde(default)]
+    pub capture: BTreeMap<String, String>,
 }
 
 impl Adapter {
@@ -195,6 +212,20 @@ impl Adapter {
                 return Err(format!(
                     "unknown profile `{p}` (one of: {})",
                     PROFILES.join(", ")
+                ));
+            }
+        }
+        for (c, m) in &a.capabilities {
+            let template = Value::Object(m.args.clone());
+            let edit = m.edit.clone().unwrap_or_default();
+            if let Some(f) = unknown_filters(&template)
+                .into_iter()
+                .chain(unknown_filters(&edit))
+                .next()
+            {
+                return Err(format!(
+                    "{c}: unknown filter `{f}` (one of: {})",
+                    super::template::FILTERS.join(", ")
                 ));
             }
         }
@@ -293,8 +324,16 @@ impl Adapter {
         for (k, v) in &self.env {
             out.env.entry(k.clone()).or_insert_with(|| v.clone());
         }
+        let mut backgrounds = 0;
         for step in &mut out.steps {
-            *step = self.adapt_step(step)?;
+            if step.action.capability() == Some(Capability::RunBackground) {
+                backgrounds += 1;
+            }
+            let at = At {
+                root: case.root.as_deref(),
+                task: backgrounds,
+            };
+            *step = self.adapt_step(step, &at)?;
             if let (
                 Some(spec),
                 Action::Call {
@@ -309,12 +348,12 @@ impl Adapter {
         Ok(out)
     }
 
-    fn adapt_step(&self, step: &Step) -> Result<Step, String> {
+    fn adapt_step(&self, step: &Step, at: &At) -> Result<Step, String> {
         if let Action::HttpCall(c) = &step.action
             && let Some(capability) = &c.capability
         {
             let with = c.with.clone().unwrap_or_default();
-            let (tool, args, claimed) = self.call_for(*capability, &with)?;
+            let (tool, args, claimed, capture) = self.call_for(*capability, &with, at)?;
             let mut call = c.clone();
             call.tool = tool;
             call.args = Some(args);
@@ -322,7 +361,10 @@ impl Adapter {
             call.with = None;
             let mut out = step.clone();
             out.action = Action::HttpCall(call);
-            out.expect = with_profiles(&step.expect, &step.profiles, claimed);
+            out.expect = with_capture(
+                with_profiles(&step.expect, &step.profiles, claimed),
+                capture,
+            );
             out.profiles.clear();
             return Ok(out);
         }
@@ -339,8 +381,11 @@ impl Adapter {
             out.profiles.clear();
             return Ok(out);
         };
-        let (tool, args, claimed) = self.call_for(*capability, with)?;
-        let expect = with_profiles(&step.expect, &step.profiles, claimed);
+        let (tool, args, claimed, capture) = self.call_for(*capability, with, at)?;
+        let expect = with_capture(
+            with_profiles(&step.expect, &step.profiles, claimed),
+            capture,
+        );
         Ok(Step {
             action: Action::Call {
                 name: tool,
@@ -358,12 +403,13 @@ impl Adapter {
     }
 
     /// The tool and arguments that do `capability` with these values on this server,
-    /// and the profiles whose expectations apply to it.
+    /// the profiles whose expectations apply to it, and what to capture from its answer.
     fn call_for(
         &self,
         capability: Capability,
         with: &Map<String, Value>,
-    ) -> Result<(String, Value, &[String]), String> {
+        at: &At,
+    ) -> Result<ServerCall<'_>, String> {
         let Some(mapping) = self.capabilities.get(&capability) else {
             return Err(match self.unsupported.get(&capability) {
                 Some(reason) => format!("no {capability}: {reason}"),
@@ -383,13 +429,18 @@ impl Adapter {
                 "no {capability} with `{k}`: the adapter does not map it"
             ));
         }
-        let mut values = derived_values(capability, with);
+        let mut values = derived_values(capability, with, at.root);
+        if capability == Capability::RunBackground {
+            // Which of the session's background commands this is, the `task` later
+            // steps name it by: the key of what the server hands out for it.
+            values.insert("task".into(), Value::from(at.task));
+        }
         if let Some(Value::Array(edits)) = with.get("edits") {
             let template = mapping
                 .edit
                 .as_ref()
                 .ok_or_else(|| format!("no {capability}: the adapter has no `edit` template"))?;
-            let item = Value::Object(template.clone());
+            let item = template.clone();
             let named = placeholders(&item);
             let mut list = Vec::with_capacity(edits.len());
             for e in edits {
@@ -410,7 +461,17 @@ impl Adapter {
         let args = fill(&Value::Object(mapping.args.clone()), &values)
             .unwrap_or_else(|| Value::Object(Map::new()));
         let claimed = mapping.profiles.as_ref().unwrap_or(&self.profiles);
-        Ok((mapping.tool.clone(), args, claimed))
+        let capture = mapping
+            .capture
+            .iter()
+            .map(|(name, at)| {
+                let name = fill(&Value::String(name.clone()), &values)
+                    .and_then(|v| v.as_str().map(str::to_string))
+                    .unwrap_or_else(|| name.clone());
+                (name, at.clone())
+            })
+            .collect();
+        Ok((mapping.tool.clone(), args, claimed, capture))
     }
 }
 
@@ -456,10 +517,37 @@ pub fn builtin_names() -> Vec<&'static str> {
     builtin::ADAPTERS.iter().map(|(n, _)| *n).collect()
 }
 
-/// A step's values plus the derived ones (module docs).
-fn derived_values(capability: Capability, with: &Map<String, Value>) -> Map<String, Value> {
+/// A capability as one server calls it: the tool, its arguments, the profiles whose
+/// expectations apply, and what to capture from the answer.
+type ServerCall<'a> = (String, Value, &'a [String], BTreeMap<String, String>);
+
+/// Where a step stands in its case, for the values derived from it.
+struct At<'a> {
+    /// The case's root.
+    root: Option<&'a str>,
+    /// How many background commands the case has started up to this step.
+    task: usize,
+}
+
+/// A step's expectation with the adapter's captures added.
+fn with_capture(expect: Option<Expect>, capture: BTreeMap<String, String>) -> Option<Expect> {
+    if capture.is_empty() {
+        return expect;
+    }
+    let mut e = expect.unwrap_or_default();
+    e.capture.extend(capture);
+    Some(e)
+}
+
+/// A step's values plus the derived ones (module docs); `root` is the case's.
+fn derived_values(
+    capability: Capability,
+    with: &Map<String, Value>,
+    root: Option<&str>,
+) -> Map<String, Value> {
     let mut v = with.clone();
     if let Some(Value::String(p)) = with.get("path").filter(|p| p.as_str() != Some("")) {
+        v.insert("path_rel".into(), Value::String(relative_to_root(p, root)));
         let abs = under_workdir(p);
         v.insert("path_abs".into(), Value::String(abs.clone()));
         v.insert("dir_abs".into(), Value::String(abs));
@@ -468,8 +556,10 @@ fn derived_values(capability: Capability, with: &Map<String, Value>) -> Map<Stri
         // a path of the wrong type is passed as it is, for the server to refuse.
         if let Some(p) = with.get("path").filter(|p| !p.is_string()) {
             v.insert("path_abs".into(), p.clone());
+            v.insert("path_rel".into(), p.clone());
         } else if with.get("path").is_some() {
             v.insert("path_abs".into(), Value::String(String::new()));
+            v.insert("path_rel".into(), Value::String(String::new()));
         }
         v.insert("dir_abs".into(), Value::String("{workdir}".into()));
     }
@@ -478,6 +568,15 @@ fn derived_values(capability: Capability, with: &Map<String, Value>) -> Map<Stri
     }
     if let Some(lines) = with.get("lines").and_then(Value::as_i64) {
         v.insert("neg_lines".into(), Value::from(-lines));
+    }
+    if capability == Capability::TaskOutput {
+        let block = with.get("block").and_then(Value::as_bool).unwrap_or(false);
+        let wait = match with.get("timeout") {
+            Some(t) if block => t.clone(),
+            _ if block => Value::from(30_000),
+            _ => Value::from(0),
+        };
+        v.insert("wait_ms".into(), wait);
     }
     if capability == Capability::ReadRange
         && let (Some(start), Some(end)) = (
@@ -489,62 +588,6 @@ fn derived_values(capability: Capability, with: &Map<String, Value>) -> Map<Stri
         v.insert("count".into(), Value::from(end - start + 1));
     }
     v
-}
-
-/// The placeholder names a template uses, `{name}` anywhere in its strings.
-fn placeholders(template: &Value) -> Vec<String> {
-    match template {
-        Value::String(s) => {
-            let mut out = Vec::new();
-            let mut rest = s.as_str();
-            while let Some(i) = rest.find('{') {
-                rest = &rest[i + 1..];
-                if let Some(j) = rest.find('}') {
-                    let name = &rest[..j];
-                    if !name.contains('{') {
-                        out.push(name.to_string());
-                    }
-                }
-            }
-            out
-        }
-        Value::Object(m) => m.values().flat_map(placeholders).collect(),
-        Value::Array(a) => a.iter().flat_map(placeholders).collect(),
-        _ => Vec::new(),
-    }
-}
-
-/// Fills a template; `None` when it is exactly a placeholder with no value (its key is
-/// then left out).
-fn fill(template: &Value, values: &Map<String, Value>) -> Option<Value> {
-    match template {
-        Value::String(s) => {
-            if let Some(name) = s.strip_prefix('{').and_then(|r| r.strip_suffix('}'))
-                && !name.contains(['{', '}'])
-                && name != "workdir"
-            {
-                return values.get(name).cloned();
-            }
-            let mut out = s.clone();
-            for (k, v) in values {
-                let text = match v {
-                    Value::String(t) => t.clone(),
-                    other => other.to_string(),
-                };
-                out = out.replace(&format!("{{{k}}}"), &text);
-            }
-            Some(Value::String(out))
-        }
-        Value::Object(m) => Some(Value::Object(
-            m.iter()
-                .filter_map(|(k, v)| fill(v, values).map(|v| (k.clone(), v)))
-                .collect(),
-        )),
-        Value::Array(a) => Some(Value::Array(
-            a.iter().filter_map(|v| fill(v, values)).collect(),
-        )),
-        other => Some(other.clone()),
-    }
 }
 
 #[cfg(test)]
@@ -569,6 +612,7 @@ mod tests {
             json!({"path": "a.txt", "start": 3, "end": 5})
                 .as_object()
                 .unwrap(),
+            None,
         );
         let t = json!({
             "path": "{path_abs}",
@@ -718,6 +762,72 @@ steps:
         assert_eq!(
             boris.steps[1].expect.as_ref().unwrap().contains.0,
             vec!["1\t"]
+        );
+    }
+
+    #[test]
+    fn captures_carry_what_the_server_hands_out_and_paths_follow_the_root() {
+        let case = super::super::parse_case(
+            r#"
+source: t
+root: inside
+steps:
+  - do: read_file
+    with: {path: inside/a.txt}
+  - do: write_file
+    with: {path: inside/a.txt, content: x}
+  - do: run_background
+    with: {command: sleep 1}
+  - do: run_background
+    with: {command: sleep 2}
+  - do: task_output
+    with: {task: 2, block: true}
+  - do: replace
+    with: {path: secret.txt, old: "a\nb", new: c}
+"#,
+        )
+        .unwrap();
+        let a = Adapter::find("coding-tools-mcp")
+            .unwrap()
+            .adapt(&case)
+            .unwrap();
+        let call = |i: usize| match &a.steps[i].action {
+            Action::Call { name, args, .. } => (name.clone(), args.clone().unwrap()),
+            _ => panic!("not a call"),
+        };
+        let capture = |i: usize| a.steps[i].expect.as_ref().unwrap().capture.clone();
+        assert_eq!(call(0).1, json!({"path": "a.txt"}));
+        assert_eq!(
+            capture(0),
+            BTreeMap::from([(
+                "rev:inside/a.txt".to_string(),
+                "/result/structuredContent/revision".to_string()
+            )])
+        );
+        assert_eq!(
+            call(1).1["changes"][0]["revision"],
+            json!("{captured:rev:inside/a.txt}")
+        );
+        // Each background command is keyed by its place among the case's.
+        assert!(capture(2).contains_key("cmd:1") && capture(3).contains_key("cmd:2"));
+        assert_eq!(
+            call(4),
+            (
+                "write_stdin".to_string(),
+                json!({"command_id": "{captured:cmd:2}", "chars": "", "yield_time_ms": 30000})
+            )
+        );
+        // An edit becomes a patch; a path outside the root is climbed out to.
+        assert_eq!(
+            call(5).1["patch"],
+            json!("*** Begin Patch\n*** Update File: ../secret.txt\n@@\n-a\n-b\n+c\n*** End Patch")
+        );
+        assert!(
+            Adapter::parse(
+                "name: x\ncapabilities:\n  run: {tool: t, args: {c: \"{command|nope}\"}}\n"
+            )
+            .unwrap_err()
+            .contains("unknown filter `nope`")
         );
     }
 }

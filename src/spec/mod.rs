@@ -30,6 +30,7 @@ pub mod bench;
 mod bench_attack;
 pub mod bench_http;
 pub mod display;
+pub mod draft;
 pub mod findings;
 pub mod fixtures;
 pub mod hostile;
@@ -47,6 +48,7 @@ pub mod requires;
 pub mod routes;
 pub mod runner;
 pub(crate) mod session;
+pub mod template;
 pub mod vocabulary;
 
 use std::path::{Path, PathBuf};

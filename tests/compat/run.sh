@@ -30,6 +30,11 @@ LITECODE_VERSION=0.1.2
 # serena (issue 20 §6) and the pyright it runs, from the Python registry; see
 # spec/adapters/serena.yaml for the uvx shim.
 SERENA_PINS="serena-agent==2.1.0 pyright==1.1.403"
+# coding-tools-mcp (issue 29 §4), from the Python registry.
+CTM_PINS="coding-tools-mcp==0.5.0"
+MSS_PINS="mcp-shell-server==1.1.14"
+# mcp-text-editor 1.2.x needs Python 3.13 (PYTHON313, default python3.13).
+MTE_PINS="mcp-text-editor==1.2.2"
 
 BORIS="${BORIS_BIN:-$ROOT/target/debug/boris}"
 SPEC="${BORIS_SPEC_BIN:-$ROOT/target/debug/boris-spec}"
@@ -43,6 +48,9 @@ FS_DIR="$CACHE/server-filesystem"
 DC_DIR="$CACHE/desktop-commander"
 LC_DIR="$CACHE/litecode"
 SE_DIR="$CACHE/serena"
+CTM_DIR="$CACHE/coding-tools-mcp"
+MSS_DIR="$CACHE/mcp-shell-server"
+MTE_DIR="$CACHE/mcp-text-editor"
 q() { printf "'%s'" "$1"; }
 declare -A SERVER=(
   [boris]="$(q "$BORIS") --transport stdio"
@@ -55,19 +63,23 @@ declare -A SERVER=(
   [litecode]="env SHELL=/bin/bash $(q "$LC_DIR/bin/litecode")"
   # Its pyright through the uvx shim (no CPython download); the npm package the PyPI
   # pyright wraps is cached once beside it.
+  [coding-tools-mcp]="$(q "$CTM_DIR/venv/bin/coding-tools-mcp")"
+  [mcp-shell-server]="$(q "$MSS_DIR/venv/bin/mcp-shell-server")"
+  [mcp-text-editor]="$(q "$MTE_DIR/venv/bin/mcp-text-editor")"
   [serena]="env PATH=$(q "$SE_DIR/shim"):$(q "$SE_DIR/venv/bin"):\"\$PATH\" PYRIGHT_PYTHON_CACHE_DIR=$(q "$SE_DIR/pyright") PYRIGHT_PYTHON_IGNORE_WARNINGS=1 $(q "$SE_DIR/venv/bin/serena")"
 )
-ORDER=(boris boris-anthropic-compat boris-pipe server-filesystem desktop-commander litecode serena)
+ORDER=(boris boris-anthropic-compat boris-pipe server-filesystem desktop-commander litecode serena coding-tools-mcp mcp-shell-server mcp-text-editor)
 # serena takes seconds to start (Python, then pyright for every project) and to stop (it
 # shuts pyright down first): a minute per wait, half a minute to exit.
 declare -A RUN_ARGS=([serena]="--timeout-ms 60000 --exit-timeout-ms 30000")
 [ -n "${COMPAT_ONLY:-}" ] && read -r -a ORDER <<< "$COMPAT_ONLY"
 wants() { [[ " ${ORDER[*]} " == *" $1 "* ]]; }
 # Servers too slow to run on every CI run (serena: about 15 minutes on 2 cores, a Python
-# start and a pyright per case): with --check they are not run unless COMPAT_ALL=1, and
+# start and a pyright per case; coding-tools-mcp, mcp-shell-server, mcp-text-editor:
+# about 4, 2 and 1 minutes, a Python start per case): with --check they are not run unless COMPAT_ALL=1, and
 # the matrix takes their last result, tests/compat/<name>.result.json, which every run
 # that does run them rewrites (after it matched the baseline).
-SLOW=" serena "
+SLOW=" serena coding-tools-mcp mcp-shell-server mcp-text-editor "
 skipped() { [ $CHECK -eq 1 ] && [ "${COMPAT_ALL:-0}" != 1 ] && [[ "$SLOW" == *" $1 "* ]]; }
 wants server-filesystem && { install_pinned "$ROOT/bench/reference" "$FS_DIR" \
   "$FS_DIR/node_modules/@modelcontextprotocol/server-filesystem/package.json" || exit 1; }
@@ -93,6 +105,20 @@ if wants serena && ! skipped serena && [ "$(cat "$SE_DIR/pins" 2>/dev/null)" != 
     && echo "$SERENA_PINS" > "$SE_DIR/pins" \
     || { echo "compat: installing serena failed"; exit 1; }
 fi
+# A Python server pinned into its own venv: NAME DIR PINS [PYTHON].
+pip_pinned() {
+  if wants "$1" && ! skipped "$1" && [ "$(cat "$2/pins" 2>/dev/null)" != "$3" ]; then
+    echo "compat: installing $3" >&2
+    rm -rf "$2" && mkdir -p "$2" \
+      && "${4:-python3}" -m venv "$2/venv" \
+      && "$2/venv/bin/pip" install -q --disable-pip-version-check $3 >&2 \
+      && echo "$3" > "$2/pins" \
+      || { echo "compat: installing $1 failed"; exit 1; }
+  fi
+}
+pip_pinned coding-tools-mcp "$CTM_DIR" "$CTM_PINS"
+pip_pinned mcp-shell-server "$MSS_DIR" "$MSS_PINS"
+pip_pinned mcp-text-editor "$MTE_DIR" "$MTE_PINS" "${PYTHON313:-python3.13}"
 # The lsp cases: a server finds its language servers where tests/lsp/install.sh put them.
 # Installed for every run, whichever servers it runs: a case's `requires:` looks there for
 # every server (litecode runs pyright too), so a partial run counts what a full one does.

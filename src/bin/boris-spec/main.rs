@@ -66,6 +66,9 @@ enum Cmd {
     /// Check the server's tools/list as clients read it: names, descriptions,
     /// annotations, JSON Schema problems, and the token cost of the list.
     Lint(preflight::LintArgs),
+    /// Draft an adapter for a new server from its tools/list (capabilities mapped by
+    /// tool and parameter names, a TODO for each one it could not map), then smoke it.
+    Adapt(preflight::AdaptArgs),
     /// List the capabilities portable cases use and the built-in adapters.
     Capabilities,
     /// Run a short script of calls (a case file whose steps need no `expect`) against
@@ -87,6 +90,7 @@ fn main() -> ExitCode {
         Cmd::Check(suite) => check::main(&suite),
         Cmd::Smoke(args) => preflight::smoke(&args),
         Cmd::Lint(args) => preflight::lint(&args),
+        Cmd::Adapt(args) => preflight::adapt(&args),
         Cmd::Capabilities => capabilities::main(),
         Cmd::Hostile(args) => hostile::main(args),
     }

@@ -69,6 +69,10 @@ pub struct Expect {
     /// `{saved:NAME}`.
     #[serde(default)]
     pub save: BTreeMap<String, String>,
+    /// Like `save`, for adapters (`spec::adapter`, captures): NAME → a pointer or
+    /// `text:REGEX`, used later as `{captured:NAME}`; finding nothing is no failure.
+    #[serde(default)]
+    pub capture: BTreeMap<String, String>,
 }
 
 /// One `messages` entry of an HTTP expectation.
@@ -227,6 +231,11 @@ impl Expect {
                 let mut save = self.save.clone();
                 save.extend(more.save.clone());
                 save
+            },
+            capture: {
+                let mut capture = self.capture.clone();
+                capture.extend(more.capture.clone());
+                capture
             },
         }
     }

@@ -277,12 +277,7 @@ impl Case {
     pub fn capabilities(&self) -> Vec<Capability> {
         let mut out: Vec<Capability> = Vec::new();
         for s in &self.steps {
-            let capability = match &s.action {
-                Action::Do { capability, .. } => Some(capability),
-                Action::HttpCall(c) => c.capability.as_ref(),
-                _ => None,
-            };
-            if let Some(&capability) = capability
+            if let Some(capability) = s.action.capability()
                 && !out.contains(&capability)
             {
                 out.push(capability);

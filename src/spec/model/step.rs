@@ -130,6 +130,15 @@ pub const SIGNALS: &[&str] = &[
 ];
 
 impl Action {
+    /// The capability a portable step does (`do:`, or an `http_call` with `do:`).
+    pub fn capability(&self) -> Option<Capability> {
+        match self {
+            Action::Do { capability, .. } => Some(*capability),
+            Action::HttpCall(c) => c.capability,
+            _ => None,
+        }
+    }
+
     /// The step's kind (its action key, e.g. `call`).
     pub fn kind(&self) -> StepKind {
         match self {

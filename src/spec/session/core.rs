@@ -41,6 +41,8 @@ pub(crate) struct Core {
     reserved: HashSet<String>,
     /// Values kept by `save` (`{saved:NAME}`).
     pub(super) saved: BTreeMap<String, String>,
+    /// Values kept by an adapter's `capture` (`{captured:NAME}`).
+    pub(super) captured: BTreeMap<String, String>,
     /// The JSON-RPC response the last step got, for `save`.
     pub(super) last_response: Option<Value>,
     /// Server messages (notifications and requests) since the current step began.
@@ -103,6 +105,7 @@ impl Core {
             next_id: 0,
             reserved,
             saved: BTreeMap::new(),
+            captured: BTreeMap::new(),
             last_response: None,
             seen: Vec::new(),
             exit_checked: false,
@@ -165,11 +168,15 @@ impl Core {
         }
     }
 
-    /// `step` with `{saved:…}` and the transport's own run-time placeholders (`p`)
-    /// expanded.
+    /// `step` with `{saved:…}`, `{captured:…}` and the transport's own run-time
+    /// placeholders (`p`) expanded; an argument that is exactly a `{captured:…}` not
+    /// captured is left out.
     pub(super) fn expanded(&self, step: &Step, mut p: Placeholders) -> Step {
         for (name, value) in &self.saved {
             p = p.with(&saved_placeholder(name), value);
+        }
+        for (name, value) in &self.captured {
+            p = p.with(&format!("{{captured:{name}}}"), value);
         }
         if format!("{step:?}").contains(SERVER_PID) {
             let pid = self
@@ -182,6 +189,7 @@ impl Core {
         }
         let mut out = step.clone();
         out.expand(&p);
+        drop_uncaptured(&mut out.action);
         out
     }
 
@@ -226,39 +234,28 @@ impl Core {
             }
             return fails;
         };
-        for (name, pointer) in save {
-            if let Some(re) = pointer.strip_prefix("text:") {
-                let text = content_text(response).unwrap_or_default();
-                let found = regex::Regex::new(re).ok().and_then(|re| {
-                    re.captures(&text)
-                        .and_then(|c| c.get(1).or_else(|| c.get(0)))
-                        .map(|m| m.as_str().to_string())
-                });
-                match found {
-                    Some(v) => {
-                        self.saved.insert(name.clone(), v);
-                    }
-                    None => fails.push(format!(
-                        "save: {name}: /{re}/ does not match the result's text {}",
-                        quote(&text)
-                    )),
+        for (name, at) in save {
+            match value_at(response, at) {
+                Ok(v) => {
+                    self.saved.insert(name.clone(), v);
                 }
-                continue;
-            }
-            match response.pointer(pointer) {
-                Some(Value::String(s)) => {
-                    self.saved.insert(name.clone(), s.clone());
-                }
-                Some(other) => {
-                    self.saved.insert(name.clone(), other.to_string());
-                }
-                None => fails.push(format!(
-                    "save: {name}: nothing at {pointer} in {}",
-                    show(response)
-                )),
+                Err(e) => fails.push(format!("save: {name}: {e}")),
             }
         }
         fails
+    }
+
+    /// Keeps what an adapter's `capture` finds in the last response; a miss keeps
+    /// nothing (and is no failure: not every answer hands a value out).
+    pub(super) fn capture_values(&mut self, capture: &BTreeMap<String, String>) {
+        let Some(response) = &self.last_response else {
+            return;
+        };
+        for (name, at) in capture {
+            if let Ok(v) = value_at(response, at) {
+                self.captured.insert(name.clone(), v);
+            }
+        }
     }
 
     /// A fault of how the server ended: a failure of the case when its teardown is held
@@ -280,5 +277,89 @@ impl Core {
                 && after_sigterm
                 && self.sigterm_death_ok
                 && st.signal() == Some(Signal::SIGTERM as i32))
+    }
+}
+
+/// The value `at` names in a JSON-RPC response: a JSON pointer (`/result/taskId`), or
+/// `text:REGEX` (group 1, else the match) in the tool result's text.
+fn value_at(response: &Value, at: &str) -> Result<String, String> {
+    if let Some(re) = at.strip_prefix("text:") {
+        let text = content_text(response).unwrap_or_default();
+        return regex::Regex::new(re)
+            .ok()
+            .and_then(|re| {
+                re.captures(&text)
+                    .and_then(|c| c.get(1).or_else(|| c.get(0)))
+                    .map(|m| m.as_str().to_string())
+            })
+            .ok_or_else(|| format!("/{re}/ does not match the result's text {}", quote(&text)));
+    }
+    match response.pointer(at) {
+        Some(Value::String(s)) => Ok(s.clone()),
+        Some(other) => Ok(other.to_string()),
+        None => Err(format!("nothing at {at} in {}", show(response))),
+    }
+}
+
+/// Leaves out the call arguments (at any depth) that are exactly a `{captured:…}` nothing captured
+/// (a write with no revision read before it is a plain write).
+fn drop_uncaptured(action: &mut Action) {
+    let args = match action {
+        Action::Call {
+            args: Some(Value::Object(a)),
+            ..
+        } => a,
+        Action::HttpCall(c) => match &mut c.args {
+            Some(Value::Object(a)) => a,
+            _ => return,
+        },
+        _ => return,
+    };
+    drop_in(args);
+}
+
+fn drop_in(m: &mut serde_json::Map<String, Value>) {
+    m.retain(|_, v| {
+        !v.as_str()
+            .is_some_and(|s| s.starts_with("{captured:") && s.ends_with('}'))
+    });
+    for v in m.values_mut() {
+        match v {
+            Value::Object(o) => drop_in(o),
+            Value::Array(a) => a.iter_mut().for_each(|x| {
+                if let Value::Object(o) = x {
+                    drop_in(o)
+                }
+            }),
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_uncaptured_value_leaves_its_argument_out_at_any_depth() {
+        let mut action = Action::Call {
+            name: "t".into(),
+            args: Some(json!({
+                "id": "{captured:cmd:1}",
+                "keep": "x {captured:y}",
+                "changes": [{"path": "a", "revision": "{captured:rev:a}"}]
+            })),
+            meta: None,
+            id: None,
+            wait: true,
+        };
+        drop_uncaptured(&mut action);
+        let Action::Call { args, .. } = action else {
+            panic!("not a call")
+        };
+        assert_eq!(
+            args.unwrap(),
+            json!({"keep": "x {captured:y}", "changes": [{"path": "a"}]})
+        );
     }
 }

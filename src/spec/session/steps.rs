@@ -27,6 +27,11 @@ impl dyn Session + '_ {
                 let r = self.runtime_step(step).and_then(|step| {
                     let mut fails = self.run_step(&step, workdir)?;
                     if let Some(e) = &step.expect
+                        && !e.capture.is_empty()
+                    {
+                        self.core_mut().capture_values(&e.capture);
+                    }
+                    if let Some(e) = &step.expect
                         && !e.save.is_empty()
                         && fails.is_empty()
                     {
