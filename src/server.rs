@@ -163,7 +163,9 @@ impl ServerHandler for BorisServer {
             }
         };
         if !tools::listing::may_change(shared) {
-            return Ok(ListToolsResult::with_all_items(allowed(shared.tools.clone())));
+            return Ok(ListToolsResult::with_all_items(allowed(
+                shared.tools.clone(),
+            )));
         }
         let servers = tools::listing::servers_installed(&shared.config);
         if self.shown.settle(servers) {
