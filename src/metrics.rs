@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
@@ -31,6 +31,52 @@ pub struct Metrics {
     output_bytes: Mutex<BTreeMap<String, u64>>,
     /// Command results that ended with the sandbox's refusal line.
     sandbox_refusals: AtomicU64,
+    /// What runs now, by [`Gauge`]: moved by [`Live`] guards, across every session.
+    live: [AtomicI64; 3],
+}
+
+/// Things that run for a while, counted while they run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Gauge {
+    /// Background commands (tasks of every profile).
+    Tasks,
+    /// Terminal sessions.
+    Terminals,
+    /// Language servers started (of every session).
+    LanguageServers,
+}
+
+impl Gauge {
+    const ALL: [Gauge; 3] = [Gauge::Tasks, Gauge::Terminals, Gauge::LanguageServers];
+
+    fn name(self) -> (&'static str, &'static str) {
+        match self {
+            Gauge::Tasks => ("boris_tasks_running", "Background commands running."),
+            Gauge::Terminals => ("boris_terminals_running", "Terminal sessions running."),
+            Gauge::LanguageServers => (
+                "boris_language_servers_running",
+                "Language servers started and not yet stopped.",
+            ),
+        }
+    }
+}
+
+/// Counts one running thing in the process's metrics from its making to its drop: held by
+/// what ends when the thing ends, so no path can forget to count it down.
+#[derive(Debug)]
+pub struct Live(Gauge);
+
+impl Live {
+    pub fn new(gauge: Gauge) -> Live {
+        global().live[gauge as usize].fetch_add(1, Ordering::Relaxed);
+        Live(gauge)
+    }
+}
+
+impl Drop for Live {
+    fn drop(&mut self) {
+        global().live[self.0 as usize].fetch_sub(1, Ordering::Relaxed);
+    }
 }
 
 /// The process's metrics.
@@ -146,6 +192,15 @@ impl Metrics {
             "boris_sandbox_refusals_total {}",
             self.sandbox_refusals.load(Ordering::Relaxed)
         );
+        for gauge in Gauge::ALL {
+            let (name, help) = gauge.name();
+            let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} gauge");
+            let _ = writeln!(
+                out,
+                "{name} {}",
+                self.live[gauge as usize].load(Ordering::Relaxed).max(0)
+            );
+        }
         out.push_str("# HELP boris_sessions Open MCP sessions over HTTP.\n");
         out.push_str("# TYPE boris_sessions gauge\n");
         let _ = writeln!(out, "boris_sessions {live_sessions}");
@@ -184,6 +239,7 @@ mod tests {
         );
         assert!(text.contains("boris_tool_call_duration_seconds_count{tool=\"view\"} 2\n"));
         assert!(text.contains("boris_sessions 2\n"));
+        assert!(text.contains("# TYPE boris_terminals_running gauge\n"));
         assert_eq!(escape("a\"b\\c\nd"), "a\\\"b\\\\c\\nd");
     }
 }

@@ -400,4 +400,66 @@ fn metrics_are_behind_the_token_and_count_calls() {
         get(&after, bytes) - get(&before, bytes) >= 3.0 * 12.0,
         "{after:#?}"
     );
+
+    // What runs now: a background command and a terminal count while they run, and no
+    // longer once they end.
+    for gauge in ["boris_tasks_running", "boris_terminals_running"] {
+        assert_eq!(after.get(gauge), Some(&0.0), "{after:#?}");
+    }
+    assert!(
+        after.contains_key("boris_language_servers_running"),
+        "{after:#?}"
+    );
+    let background = serde_json::json!({"jsonrpc": "2.0", "id": 6, "method": "tools/call",
+        "params": {"name": "bash", "arguments": {"command": "sleep 30", "run_in_background": true}}});
+    post_with(&server.addr, Some(&session), token, &background);
+    let terminal = serde_json::json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+        "params": {"name": "terminal_start", "arguments": {"command": "sleep 30", "yield_time_ms": 100}}});
+    let started = post_with(&server.addr, Some(&session), token, &terminal);
+    let running = scrape();
+    assert_eq!(
+        running.get("boris_tasks_running"),
+        Some(&1.0),
+        "{running:#?}"
+    );
+    assert_eq!(
+        running.get("boris_terminals_running"),
+        Some(&1.0),
+        "{started}\n{running:#?}"
+    );
+    // Ending the session ends both.
+    let end = delete_session(&server.addr, &session, token);
+    assert!(end.starts_with("HTTP/1.1 2"), "{end}");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        let now = scrape();
+        let idle = ["boris_tasks_running", "boris_terminals_running"]
+            .iter()
+            .all(|g| now.get(*g) == Some(&0.0));
+        if idle {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "still counted: {now:#?}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+}
+
+/// `DELETE /mcp` of a session, raw HTTP/1.1.
+fn delete_session(addr: &str, session: &str, token: Option<&str>) -> String {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(addr).expect("connect");
+    let auth = token
+        .map(|t| format!("Authorization: Bearer {t}\r\n"))
+        .unwrap_or_default();
+    let request = format!(
+        "DELETE /mcp HTTP/1.1\r\nHost: {addr}\r\nMcp-Session-Id: {session}\r\n\
+         MCP-Protocol-Version: 2025-11-25\r\n{auth}Connection: close\r\n\r\n"
+    );
+    stream.write_all(request.as_bytes()).expect("write");
+    let mut out = String::new();
+    let _ = stream.read_to_string(&mut out);
+    out
 }

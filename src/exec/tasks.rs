@@ -196,6 +196,12 @@ impl Tasks {
         });
         self.table().tasks.insert(id, task.clone());
         let watched = task.clone();
+        // Counted running until the waiter below sees it end (or is dropped with its
+        // runtime).
+        let live = crate::metrics::Live::new(match kind {
+            Kind::Command => crate::metrics::Gauge::Tasks,
+            Kind::Terminal => crate::metrics::Gauge::Terminals,
+        });
         tokio::spawn(async move {
             let after = deadline.as_ref().map(|d| d.after);
             let expiry = async {
@@ -216,6 +222,7 @@ impl Tasks {
                 }
             }
             watched.running.finish().await;
+            drop(live);
             let _ = done_tx.send(true);
         });
         task

@@ -94,6 +94,8 @@ pub struct Server {
     answered: Mutex<HashMap<PathBuf, i32>>,
     /// False once the main loop ended (the server exited or broke the protocol).
     alive: watch::Receiver<bool>,
+    /// Counts this server in `/metrics` while it exists.
+    _live: crate::metrics::Live,
 }
 
 /// [`Server::pull`]: not known yet (asked; "method not found" means no), yes, no.
@@ -393,6 +395,7 @@ impl Server {
             pull: AtomicU8::new(pull),
             answered: Mutex::new(HashMap::new()),
             alive,
+            _live: crate::metrics::Live::new(crate::metrics::Gauge::LanguageServers),
         })
     }
 
