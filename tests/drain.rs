@@ -80,12 +80,31 @@ fn post_with(
     token: Option<&str>,
     body: &serde_json::Value,
 ) -> String {
-    let body = body.to_string();
+    http(addr, "POST", session, token, Some(&body.to_string()))
+}
+
+/// One raw HTTP/1.1 request to `/mcp`, and the whole response (head and body).
+fn http(
+    addr: &str,
+    method: &str,
+    session: Option<&str>,
+    token: Option<&str>,
+    body: Option<&str>,
+) -> String {
     let auth = token
         .map(|t| format!("Authorization: Bearer {t}\r\n"))
         .unwrap_or_default();
     let session = session
         .map(|s| format!("Mcp-Session-Id: {s}\r\nMCP-Protocol-Version: 2025-11-25\r\n"))
+        .unwrap_or_default();
+    let content = body
+        .map(|b| {
+            format!(
+                "Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
+                 Content-Length: {}\r\n",
+                b.len()
+            )
+        })
         .unwrap_or_default();
     let mut stream = TcpStream::connect(addr).expect("connect");
     stream
@@ -93,10 +112,9 @@ fn post_with(
         .expect("timeout");
     write!(
         stream,
-        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
-         Accept: application/json, text/event-stream\r\n{session}{auth}Content-Length: {}\r\n\
-         Connection: close\r\n\r\n{body}",
-        body.len()
+        "{method} /mcp HTTP/1.1\r\nHost: {addr}\r\n{content}{session}{auth}\
+         Connection: close\r\n\r\n{}",
+        body.unwrap_or("")
     )
     .expect("write");
     let mut response = String::new();
@@ -428,7 +446,7 @@ fn metrics_are_behind_the_token_and_count_calls() {
         "{started}\n{running:#?}"
     );
     // Ending the session ends both.
-    let end = delete_session(&server.addr, &session, token);
+    let end = http(&server.addr, "DELETE", Some(&session), token, None);
     assert!(end.starts_with("HTTP/1.1 2"), "{end}");
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
     loop {
@@ -445,21 +463,4 @@ fn metrics_are_behind_the_token_and_count_calls() {
         );
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
-}
-
-/// `DELETE /mcp` of a session, raw HTTP/1.1.
-fn delete_session(addr: &str, session: &str, token: Option<&str>) -> String {
-    use std::io::{Read, Write};
-    let mut stream = std::net::TcpStream::connect(addr).expect("connect");
-    let auth = token
-        .map(|t| format!("Authorization: Bearer {t}\r\n"))
-        .unwrap_or_default();
-    let request = format!(
-        "DELETE /mcp HTTP/1.1\r\nHost: {addr}\r\nMcp-Session-Id: {session}\r\n\
-         MCP-Protocol-Version: 2025-11-25\r\n{auth}Connection: close\r\n\r\n"
-    );
-    stream.write_all(request.as_bytes()).expect("write");
-    let mut out = String::new();
-    let _ = stream.read_to_string(&mut out);
-    out
 }

@@ -251,13 +251,7 @@ impl Conn {
         workdir: &std::path::Path,
         timeout: Duration,
     ) -> Result<Conn, String> {
-        let (cmdline, direct) = server_cmdline(server_cmd, "", &[]);
-        let server = Server::spawn(&cmdline, workdir, &BTreeMap::new(), direct)?;
-        Ok(Conn {
-            server,
-            next_id: 0,
-            timeout,
-        })
+        Conn::start_with(server_cmd, workdir, &BTreeMap::new(), timeout)
     }
 
     /// Starts `server_cmd` in `workdir` with `env` added to its environment.

@@ -128,7 +128,7 @@ pub fn classify(input: &[u8]) -> Inbound {
 }
 
 /// Whether serde_json stopped at its nesting limit (128) rather than at bad syntax.
-fn too_deep(e: &serde_json::Error) -> bool {
+pub fn too_deep(e: &serde_json::Error) -> bool {
     e.to_string().starts_with("recursion limit exceeded")
 }
 

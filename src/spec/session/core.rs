@@ -69,7 +69,7 @@ pub(crate) fn line_id(line: &str) -> Option<Value> {
     match serde_json::from_str::<Value>(line.trim_end()) {
         Ok(v) if v.get("result").is_some() || v.get("error").is_some() => None,
         Ok(v) => v.get("id").cloned(),
-        Err(e) if e.to_string().starts_with("recursion limit exceeded") => {
+        Err(e) if crate::transport::framing::too_deep(&e) => {
             let mut scan = crate::transport::framing::IdScanner::new();
             scan.feed(line.as_bytes());
             scan.id()
