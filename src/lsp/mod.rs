@@ -112,6 +112,7 @@ pub fn block_on<T: Send + 'static>(
         }
     };
     task.abort();
+    tracing::warn!(?stopped, "a call stopped waiting for its language server");
     Err(stopped)
 }
 

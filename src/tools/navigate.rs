@@ -199,9 +199,11 @@ pub fn ask(
     ct: &CancellationToken,
 ) -> ToolResult<Asked> {
     let target = code::target(ctx, &at.path)?;
+    tracing::debug!(target: "boris::lsp::call", path = %target.label, "asking for the server");
     let server = code::server(ctx, &target, until, ct)?;
     let seq = server.seq();
     let synced = code::sync(ctx, &server, &target)?;
+    tracing::debug!(target: "boris::lsp::call", version = synced.version, changed = synced.changed, "document synced");
     let line = match (at.line, at.symbol.as_deref().filter(|s| !s.is_empty())) {
         (Some(l), _) => l,
         (None, Some(symbol)) => {
@@ -254,10 +256,12 @@ where
     R::Result: Send + 'static,
 {
     let readiness = code::settle(&a.server, &a.synced, a.seq, a.until, ct)?;
+    tracing::debug!(target: "boris::lsp::call", method = R::METHOD, readiness = readiness.as_str(), "settled; sending");
     let (server, until) = (a.server.clone(), a.until);
     let answer = code::run(ct, until, async move {
         server.request::<R>(params, until).await
     })?;
+    tracing::debug!(target: "boris::lsp::call", method = R::METHOD, ok = answer.is_ok(), "answered");
     answer.map(|r| (r, readiness)).map_err(|e| {
         let r = match e {
             crate::lsp::client::Failure::TimedOut => Readiness::Indexing,

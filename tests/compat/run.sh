@@ -53,7 +53,8 @@ MSS_DIR="$CACHE/mcp-shell-server"
 MTE_DIR="$CACHE/mcp-text-editor"
 q() { printf "'%s'" "$1"; }
 declare -A SERVER=(
-  [boris]="$(q "$BORIS") --transport stdio"
+  # The lsp call phases logged: a failure's stderr tail then says where a call waited.
+  [boris]="env RUST_LOG=info,rmcp=warn,boris::lsp::call=debug $(q "$BORIS") --transport stdio"
   [boris-anthropic-compat]="$(q "$BORIS") --transport stdio"
   [boris-pipe]="$(q "$BORIS") --transport stdio"
   [server-filesystem]="node $(q "$FS_DIR/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js")"
@@ -158,6 +159,11 @@ for name in "${ORDER[@]}"; do
   if [ $rc -ne 0 ]; then
     echo "not ok compat: $name differs from its baseline (see $OUT/$name.log):" >&2
     grep -E '^(FAIL|STALE)' "$OUT/$name.log" | cut -c1-300 >&2
+    # Boris's own failures whole, the server's stderr tail included: CI keeps no cache, so
+    # this is the only trace a failure there leaves.
+    if [[ "$name" == boris* ]]; then
+      awk '/^FAIL/ {on=1; n=0} /^[^ ]/ && !/^FAIL/ {on=0} on && n++ < 40' "$OUT/$name.log" | cut -c1-400 >&2
+    fi
     status=1
   elif [[ "$SLOW" == *" $name "* ]]; then
     python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); json.dump(r, open(sys.argv[2], "w"), indent=0, sort_keys=True)' \
