@@ -153,6 +153,35 @@ for name in "${ORDER[@]}"; do
       --baseline "$base" --json "$OUT/$name.json" --report "$OUT/$name.md" -j "$JOBS") \
       > "$OUT/$name.log" 2>&1
   rc=$?
+  # A Boris case that got no answer in time is run once more on its own, and the first
+  # failure printed whole (its stderr tail says where the call waited): a hung call is a
+  # bug to find, not to hide, but it should not stop every other change from landing
+  # while it is found. Only "no response" failures, only Boris's own profiles; cargo test
+  # runs the same cases with no second try.
+  if [ $rc -ne 0 ] && [[ "$name" == boris* ]]; then
+    hung=$(grep -E '^FAIL spec/[^:]+\.yaml: .*no response to id' "$OUT/$name.log" | sed -E 's/^FAIL (spec\/[^:]+\.yaml):.*/\1/' | sort -u)
+    others=$(grep -E '^(FAIL|STALE)' "$OUT/$name.log" | grep -cv 'no response to id')
+    if [ -n "$hung" ] && [ "$others" = 0 ]; then
+      echo "compat: $name: no answer in time in $(echo "$hung" | wc -l) case(s); the first failure, then a second run of each:" >&2
+      awk '/^FAIL/ {on=1; n=0} /^[^ ]/ && !/^FAIL/ {on=0} on && n++ < 40' "$OUT/$name.log" | cut -c1-400 >&2
+      # shellcheck disable=SC2086
+      (cd "$work" && HOME="$work" "$SPEC" run --server "${SERVER[$name]}" --adapter "$name" \
+          --transport stdio --era 2025-11-25 ${RUN_ARGS[$name]:-} \
+          --json "$OUT/$name.again.json" $(echo "$hung" | sed 's/^spec\///')) > "$OUT/$name.again.log" 2>&1
+      if [ $? -eq 0 ]; then
+        echo "compat: $name: every one passed the second time (flaky: see the failure above)" >&2
+        python3 - "$OUT/$name.json" "$OUT/$name.again.json" <<'PY' && rc=0
+import json, sys
+first, again = (json.load(open(p)) for p in sys.argv[1:3])
+passed = {c["path"]: c for c in again["cases"] if c["status"] == "pass"}
+first["cases"] = [passed.get(c["path"], c) for c in first["cases"]]
+json.dump(first, open(sys.argv[1], "w"), indent=1)
+PY
+      else
+        cat "$OUT/$name.again.log" >&2
+      fi
+    fi
+  fi
   rm -rf "$work"
   tail -n 3 "$OUT/$name.log" >&2
   echo "($name: ${SECONDS}s into the run)" >&2
