@@ -6,7 +6,8 @@
 //! default one.
 
 use super::{
-    drain, framing, http_budget, http_conn, http_headers, http_ready, http_sessions, oauth,
+    drain, framing, http_budget, http_conn, http_headers, http_ready, http_sessions, http_token,
+    oauth,
 };
 
 use crate::server::BorisServer;
@@ -126,13 +127,8 @@ pub fn router(
         ),
         None => (
             protected.route_layer(middleware::from_fn_with_state(
-                token.map(|token| {
-                    Arc::new(TokenCheck {
-                        token: token.into(),
-                        header: token_header(&config.auth),
-                    })
-                }),
-                require_bearer,
+                token.map(|token| http_token::TokenCheck::new(token, &config.auth)),
+                http_token::require_bearer,
             )),
             Router::new(),
         ),
@@ -146,7 +142,10 @@ pub fn router(
         .merge(protected)
         .merge(discovery)
         // Before authentication, so that a preflight is answered without a token.
-        .layer(cors(origins.clone(), token_header(&config.auth)))
+        .layer(cors(
+            origins.clone(),
+            http_token::token_header(&config.auth),
+        ))
         // Outermost: a foreign page gets 403 even for its preflight.
         .layer(middleware::from_fn_with_state(
             header_policy,
@@ -412,95 +411,6 @@ pub fn start_banner(
 
 pub use crate::config::is_loopback;
 
-/// The token and where it comes: `Authorization: Bearer <token>`, or the header
-/// `--token-header` names (issue 30 §1), never the query string.
-struct TokenCheck {
-    token: Arc<str>,
-    /// `None`: `Authorization`.
-    header: Option<HeaderName>,
-}
-
-/// The header `--token-header` names, if any (validated with the configuration).
-fn token_header(auth: &crate::config::Auth) -> Option<HeaderName> {
-    match auth {
-        crate::config::Auth::Token { header: Some(h) }
-        | crate::config::Auth::Oauth {
-            header: Some(h), ..
-        } => HeaderName::from_bytes(h.as_bytes()).ok(),
-        _ => None,
-    }
-}
-
-/// The token a request presents. In `Authorization` it must be `Bearer <token>` (the
-/// scheme in any case); in a header of its own, the token alone or `Bearer <token>`.
-fn presented_token<'a>(req: &'a Request, check: &TokenCheck) -> Option<&'a str> {
-    let name = check.header.as_ref().unwrap_or(&header::AUTHORIZATION);
-    let value = req.headers().get(name)?.to_str().ok()?.trim();
-    match value.split_once(' ') {
-        Some((scheme, rest)) if scheme.eq_ignore_ascii_case("bearer") => Some(rest.trim()),
-        Some(_) => None,
-        None if check.header.is_some() => Some(value),
-        None => None,
-    }
-}
-
-async fn require_bearer(
-    State(check): State<Option<Arc<TokenCheck>>>,
-    req: Request,
-    next: Next,
-) -> Response {
-    let Some(check) = check else {
-        return next.run(req).await;
-    };
-    if req.method() == Method::OPTIONS {
-        return next.run(req).await;
-    }
-    let presented = presented_token(&req, &check);
-    if presented.is_some_and(|p| constant_time_eq(p.as_bytes(), check.token.as_bytes())) {
-        return next.run(req).await;
-    }
-    let header_name = check.header.as_ref().unwrap_or(&header::AUTHORIZATION);
-    // Rate-limited, and never what was presented: a near miss would leak the token.
-    static FAILURES: http_conn::Throttle = http_conn::Throttle::new();
-    if let Some(held_back) = FAILURES.admit() {
-        let client = req
-            .extensions()
-            .get::<axum::extract::ConnectInfo<SocketAddr>>()
-            .map(|c| c.0.ip().to_string())
-            .unwrap_or_default();
-        let reason = match (req.headers().get(header_name), presented) {
-            (None, _) => "no token header",
-            (Some(_), None) => "not a bearer token",
-            (Some(_), Some(_)) => "wrong token",
-        };
-        tracing::warn!(%client, path = req.uri().path(), reason, held_back, "refused a request: authentication failed");
-    }
-    let mut response = (
-        StatusCode::UNAUTHORIZED,
-        Json(serde_json::json!({
-            "error": "unauthorized",
-            "message": if check.header.is_some() {
-                format!("this server needs `{header_name}: <token>` (see --token and --token-header)")
-            } else {
-                "this server needs `Authorization: Bearer <token>` (see --token)".to_string()
-            }
-        })),
-    )
-        .into_response();
-    response
-        .headers_mut()
-        .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
-    response
-}
-
-/// Compares in time that depends only on the lengths, not on where the bytes differ.
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    if a.len() != b.len() {
-        return false;
-    }
-    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
-}
-
 /// The router as a hyper service on one connection: each request counts as activity
 /// on `watch` until its response body is done, and its body must arrive within
 /// `body_timeout`.
@@ -714,13 +624,6 @@ mod tests {
         let banner = start_banner("0.0.0.0:8080".parse().unwrap(), None, false, &none);
         assert!(banner.contains("all IPv4 interfaces"), "{banner}");
         assert!(banner.contains("no bearer token required"), "{banner}");
-    }
-
-    #[test]
-    fn token_compare() {
-        assert!(constant_time_eq(b"abc", b"abc"));
-        assert!(!constant_time_eq(b"abc", b"abd"));
-        assert!(!constant_time_eq(b"abc", b"ab"));
     }
 
     #[test]

@@ -8,6 +8,7 @@ mod http_conn;
 mod http_headers;
 mod http_ready;
 mod http_sessions;
+mod http_token;
 pub mod oauth;
 pub mod stdio;
 mod stdio_fd;
