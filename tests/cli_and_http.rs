@@ -4,8 +4,8 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Stdio};
+use std::time::Duration;
 
 const BIN: &str = env!("CARGO_BIN_EXE_boris");
 
@@ -25,64 +25,12 @@ fn version_flag_prints_the_crate_version() {
 }
 
 /// A server on a free port, killed when dropped.
-struct HttpServer {
-    child: Child,
-    addr: String,
-    stderr_lines: Vec<String>,
-}
+mod common;
 
-impl Drop for HttpServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+use common::http::HttpServer;
 
 fn start_http(extra: &[&str]) -> HttpServer {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let mut child = Command::new(BIN)
-        .args(["--transport", "http", "--port", "0", "--workdir"])
-        .arg(dir.path())
-        .args(extra)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn boris");
-    let stderr = child.stderr.take().expect("stderr");
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let mut lines = Vec::new();
-    while Instant::now() < deadline {
-        let Ok(line) = rx.recv_timeout(Duration::from_millis(100)) else {
-            continue;
-        };
-        lines.push(line.clone());
-        if let Some(at) = line.find("bound=") {
-            let addr = line[at + 6..]
-                .split_whitespace()
-                .next()
-                .unwrap_or("")
-                .to_string();
-            // Keep the directory alive as long as the process.
-            std::mem::forget(dir);
-            return HttpServer {
-                child,
-                addr,
-                stderr_lines: lines,
-            };
-        }
-    }
-    let _ = child.kill();
-    let _ = child.wait();
-    panic!("boris did not log its bound address; stderr: {lines:#?}");
+    HttpServer::start(extra)
 }
 
 fn http(addr: &str, request: &str) -> String {
@@ -139,7 +87,7 @@ fn http_health_and_initialize() {
 fn http_bearer_token_is_required_and_checked() {
     let server = start_http(&["--generate-token"]);
     let token = server
-        .stderr_lines
+        .startup
         .iter()
         .find_map(|l| l.strip_prefix("bearer token: "))
         .expect("the generated token is printed on stderr")
@@ -316,8 +264,8 @@ fn http_start_prints_the_url_before_the_bound_line() {
     let server = start_http(&["--generate-token"]);
     let url = format!("boris: MCP at http://{}/mcp", server.addr);
     assert!(
-        server.stderr_lines.iter().any(|l| l.starts_with(&url)),
+        server.startup.iter().any(|l| l.starts_with(&url)),
         "{:#?}",
-        server.stderr_lines
+        server.startup
     );
 }

@@ -4,69 +4,18 @@
 //! the metrics scraped and parsed as the text exposition format.
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc::Receiver;
 use std::time::{Duration, Instant};
 
-const BIN: &str = env!("CARGO_BIN_EXE_boris");
+mod common;
 
-struct Server {
-    child: Child,
-    addr: String,
-    lines: Receiver<String>,
-    _dir: tempfile::TempDir,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+use common::http::HttpServer as Server;
 
 fn start(extra: &[&str]) -> Server {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let mut child = Command::new(BIN)
-        .args(["--transport", "http", "--port", "0", "--log-format", "json"])
-        .arg("--workdir")
-        .arg(dir.path())
-        .args(extra)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn boris");
-    let stderr = child.stderr.take().expect("stderr");
-    let (tx, lines) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while Instant::now() < deadline {
-        let Ok(line) = lines.recv_timeout(Duration::from_millis(100)) else {
-            continue;
-        };
-        let Ok(json) = serde_json::from_str::<serde_json::Value>(&line) else {
-            continue;
-        };
-        if let Some(addr) = json["fields"]["bound"].as_str() {
-            return Server {
-                addr: addr.to_string(),
-                child,
-                lines,
-                _dir: dir,
-            };
-        }
-    }
-    let _ = child.kill();
-    let _ = child.wait();
-    panic!("boris did not log its bound address");
+    let mut args = vec!["--log-format", "json"];
+    args.extend_from_slice(extra);
+    Server::start(&args)
 }
 
 /// POSTs one JSON-RPC message and reads the whole response (head and body).
@@ -373,8 +322,8 @@ fn metrics_are_behind_the_token_and_count_calls() {
         "secrets",
     ]);
     let token = Some("metrics-test-token-0123456789");
-    std::fs::create_dir(server._dir.path().join("secrets")).expect("mkdir");
-    std::fs::write(server._dir.path().join("secrets/key"), "k\n").expect("write");
+    std::fs::create_dir(server.dir.path().join("secrets")).expect("mkdir");
+    std::fs::write(server.dir.path().join("secrets/key"), "k\n").expect("write");
     let refused = get(&server.addr, "/metrics", None);
     assert!(refused.starts_with("HTTP/1.1 401"), "{refused}");
 

@@ -5,6 +5,8 @@
 
 #![allow(dead_code)] // each test binary uses a different part
 
+pub mod http;
+
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
