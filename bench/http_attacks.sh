@@ -56,7 +56,7 @@ echo "| --- | ---: | ---: | ---: | ---: |"
 for mode in off on; do
   prefix=""
   [ "$mode" = off ] && prefix="env LD_PRELOAD=$shim_dir/notrim.so"
-  if [ "$mode" = off ] && file -b "$boris" | grep -q 'statically linked'; then
+  if [ "$mode" = off ] && file -b "$boris" | grep -qE 'statically linked|static-pie linked'; then
     continue # a static binary cannot have malloc_trim preloaded away
   fi
   bench sessions 0 "$prefix" --max-sessions 100000 | jq -r --arg mode "$mode" \
