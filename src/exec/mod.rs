@@ -266,6 +266,103 @@ pub fn lock(c: &Mutex<Capture>) -> MutexGuard<'_, Capture> {
     c.lock().unwrap_or_else(|p| p.into_inner())
 }
 
+/// A long script goes to a file the shell sources: `exit N`, traps and `$?` behave
+/// exactly as with `-c`, and the argument list stays short. `None` for a short one.
+fn long_script_file(spec: &Spawn<'_>) -> std::io::Result<Option<tempfile::TempPath>> {
+    if spec.script.len() <= MAX_INLINE_SCRIPT_BYTES {
+        return Ok(None);
+    }
+    let mut f = tempfile::Builder::new()
+        .prefix("script-")
+        .suffix(".sh")
+        .tempfile_in(spec.scratch)?;
+    std::io::Write::write_all(f.as_file_mut(), spec.script.as_bytes())?;
+    Ok(Some(f.into_temp_path()))
+}
+
+/// The shell started by Boris itself (no jail), in a process group of its own, or
+/// leading a session on the terminal the caller opened.
+fn spawn_unconfined(
+    argv: &[std::ffi::OsString],
+    spec: &Spawn<'_>,
+    tag: &str,
+    wiring: &mut Wiring,
+    own_session: bool,
+) -> std::io::Result<std::process::Child> {
+    let mut cmd = Command::new(&argv[0]);
+    cmd.args(&argv[1..])
+        .current_dir(spec.cwd)
+        .envs(spec.env.iter().map(|(k, v)| (k, v)))
+        // The bearer token is Boris's secret, not the command's.
+        .env_remove("BORIS_TOKEN")
+        .env(TAG_VAR, tag);
+    let [stdin, stdout, stderr] = wiring.child_stdio()?;
+    cmd.stdin(Stdio::from(stdin))
+        .stdout(Stdio::from(stdout))
+        .stderr(Stdio::from(stderr));
+    if own_session {
+        // pty-process makes the child a session leader with the terminal as
+        // its controlling terminal before exec.
+        let slave = wiring.slave_for_session()?;
+        // SAFETY: `slave` is the slave end of the pseudo-terminal the caller
+        // opened (`Io::Terminal`).
+        let pts = unsafe { pty_process::blocking::Pts::from_fd(slave) };
+        pty_process::blocking::Command::from(cmd)
+            .spawn(pts)
+            .map_err(|e| std::io::Error::other(e.to_string()))
+    } else {
+        cmd.process_group(0);
+        cmd.spawn()
+    }
+}
+
+/// The shell's exit reported on `exit_tx`, and the script file removed once it
+/// exited: Boris's own child is reaped by a waiter thread (so it never lingers as a
+/// zombie); a jailed one is reaped by the jail, which reports its exit itself.
+fn watch_exit(
+    waiter: Option<std::process::Child>,
+    script_file: Option<tempfile::TempPath>,
+    exit_tx: watch::Sender<Option<Exit>>,
+    exit_rx: &watch::Receiver<Option<Exit>>,
+) -> std::io::Result<()> {
+    match waiter {
+        Some(mut child) => {
+            std::thread::Builder::new()
+                .name("boris-waiter".into())
+                .spawn(move || {
+                    let code = match child.wait() {
+                        Ok(status) => {
+                            use std::os::unix::process::ExitStatusExt;
+                            status
+                                .code()
+                                .or_else(|| status.signal().map(|s| 128 + s))
+                                .unwrap_or(-1)
+                        }
+                        Err(_) => -1,
+                    };
+                    drop(script_file);
+                    let _ = exit_tx.send(Some(Exit { code }));
+                })?;
+        }
+        None => {
+            if let Some(file) = script_file {
+                let mut rx = exit_rx.clone();
+                std::thread::Builder::new()
+                    .name("boris-script".into())
+                    .spawn(move || {
+                        while rx.borrow_and_update().is_none() {
+                            if futures::executor::block_on(rx.changed()).is_err() {
+                                break;
+                            }
+                        }
+                        drop(file);
+                    })?;
+            }
+        }
+    }
+    Ok(())
+}
+
 impl Running {
     pub fn spawn(mut spec: Spawn<'_>) -> std::io::Result<Running> {
         static NEXT_TAG: AtomicU64 = AtomicU64::new(0);
@@ -274,18 +371,7 @@ impl Running {
             std::process::id(),
             NEXT_TAG.fetch_add(1, Ordering::Relaxed)
         );
-        // A long script goes to a file the shell sources: `exit N`, traps and `$?` behave
-        // exactly as with `-c`, and the argument list stays short.
-        let script_file = if spec.script.len() > MAX_INLINE_SCRIPT_BYTES {
-            let mut f = tempfile::Builder::new()
-                .prefix("script-")
-                .suffix(".sh")
-                .tempfile_in(spec.scratch)?;
-            std::io::Write::write_all(f.as_file_mut(), spec.script.as_bytes())?;
-            Some(f.into_temp_path())
-        } else {
-            None
-        };
+        let script_file = long_script_file(&spec)?;
         let argv = shell_argv(&spec, script_file.as_deref());
         let own_session = matches!(spec.io, Io::Terminal { .. });
         let mut wiring = Wiring::new(std::mem::replace(&mut spec.io, Io::Captured))?;
@@ -298,31 +384,7 @@ impl Running {
                 (pid, None)
             }
             None => {
-                let mut cmd = Command::new(&argv[0]);
-                cmd.args(&argv[1..])
-                    .current_dir(spec.cwd)
-                    .envs(spec.env.iter().map(|(k, v)| (k, v)))
-                    // The bearer token is Boris's secret, not the command's.
-                    .env_remove("BORIS_TOKEN")
-                    .env(TAG_VAR, &tag);
-                let [stdin, stdout, stderr] = wiring.child_stdio()?;
-                cmd.stdin(Stdio::from(stdin))
-                    .stdout(Stdio::from(stdout))
-                    .stderr(Stdio::from(stderr));
-                let child = if own_session {
-                    // pty-process makes the child a session leader with the terminal as
-                    // its controlling terminal before exec.
-                    let slave = wiring.slave_for_session()?;
-                    // SAFETY: `slave` is the slave end of the pseudo-terminal the caller
-                    // opened (`Io::Terminal`).
-                    let pts = unsafe { pty_process::blocking::Pts::from_fd(slave) };
-                    pty_process::blocking::Command::from(cmd)
-                        .spawn(pts)
-                        .map_err(|e| std::io::Error::other(e.to_string()))?
-                } else {
-                    cmd.process_group(0);
-                    cmd.spawn()?
-                };
+                let child = spawn_unconfined(&argv, &spec, &tag, &mut wiring, own_session)?;
                 (child.id() as i32, Some(child))
             }
         };
@@ -371,43 +433,7 @@ impl Running {
                 })?;
         }
 
-        match waiter {
-            Some(mut child) => {
-                std::thread::Builder::new()
-                    .name("boris-waiter".into())
-                    .spawn(move || {
-                        // Reaping the shell here means it never lingers as a zombie.
-                        let code = match child.wait() {
-                            Ok(status) => {
-                                use std::os::unix::process::ExitStatusExt;
-                                status
-                                    .code()
-                                    .or_else(|| status.signal().map(|s| 128 + s))
-                                    .unwrap_or(-1)
-                            }
-                            Err(_) => -1,
-                        };
-                        drop(script_file);
-                        let _ = exit_tx.send(Some(Exit { code }));
-                    })?;
-            }
-            // The jail reaps it and reports its exit; the script file goes once it did.
-            None => {
-                if let Some(file) = script_file {
-                    let mut rx = exit_rx.clone();
-                    std::thread::Builder::new()
-                        .name("boris-script".into())
-                        .spawn(move || {
-                            while rx.borrow_and_update().is_none() {
-                                if futures::executor::block_on(rx.changed()).is_err() {
-                                    break;
-                                }
-                            }
-                            drop(file);
-                        })?;
-                }
-            }
-        }
+        watch_exit(waiter, script_file, exit_tx, &exit_rx)?;
 
         Ok(Running {
             pid,

@@ -10,8 +10,8 @@ use async_lsp::{MainLoop, ServerSocket};
 use lsp_types::notification::{self as note, Notification};
 use lsp_types::request::{self as req, Request};
 use lsp_types::{
-    ClientCapabilities, Diagnostic, InitializeParams, NumberOrString, ProgressParamsValue,
-    ServerCapabilities, Url, WorkDoneProgress, WorkspaceFolder,
+    ClientCapabilities, Diagnostic, InitializeParams, InitializeResult, NumberOrString,
+    ProgressParamsValue, ServerCapabilities, Url, WorkDoneProgress, WorkspaceFolder,
 };
 use std::collections::{HashMap, HashSet};
 use std::ops::ControlFlow;
@@ -245,45 +245,115 @@ fn capabilities() -> ClientCapabilities {
     .unwrap_or_default()
 }
 
+/// The server's process: its command run by the shell (in the session's jail if
+/// there is one), stdin and stdout piped for the protocol, stderr kept for errors.
+fn spawn_process(launch: &Launch) -> Result<Running, String> {
+    let stderr_limits = |name: &str| exec::Limits {
+        head_bytes: 8 * 1024,
+        tail_bytes: 8 * 1024,
+        spill_after: 8 * 1024,
+        spill_path: launch.scratch.join(name),
+        spill_max: 0,
+        clean_chars: None,
+    };
+    let mut env = launch.env.clone();
+    if let Some(jail) = &launch.jail {
+        // A server caches (clangd's index, gopls' module data) under the user's cache
+        // directory, which the sandbox does not let it write: the session's TMPDIR.
+        env.push((
+            "XDG_CACHE_HOME".into(),
+            jail.host_tmp().join("cache").display().to_string(),
+        ));
+    }
+    let script = format!("exec {}", launch.command);
+    // The sandbox starts the server with a round trip to the session's supervisor (up
+    // to its start limit): off the runtime's worker, so other servers' I/O and every
+    // call's timers go on meanwhile.
+    tokio::task::block_in_place(|| {
+        Running::spawn(Spawn {
+            shell: &launch.shell,
+            script: &script,
+            cwd: &launch.root,
+            stdout: stderr_limits("lsp-stdout"),
+            stderr: stderr_limits("lsp-stderr"),
+            env: &env,
+            scratch: &launch.scratch,
+            jail: launch.jail.as_deref(),
+            io: Io::Piped,
+            login: false,
+        })
+    })
+    .map_err(|e| format!("could not start `{}`: {e}", launch.command))
+}
+
+fn initialize_params(
+    launch: &Launch,
+    root_uri: Url,
+    folder: Vec<WorkspaceFolder>,
+) -> InitializeParams {
+    #[allow(deprecated)] // root_uri: older servers read it rather than the folders.
+    InitializeParams {
+        // A server watches this pid and exits when it is gone; inside the sandbox's
+        // PID namespace Boris's pid names nothing (typescript-language-server quit
+        // after 3 s), and the sandbox kills the server with the session anyway.
+        process_id: launch.jail.is_none().then(std::process::id),
+        root_uri: Some(root_uri),
+        capabilities: capabilities(),
+        workspace_folders: Some(folder),
+        client_info: Some(lsp_types::ClientInfo {
+            name: "boris".into(),
+            version: Some(env!("CARGO_PKG_VERSION").into()),
+        }),
+        ..Default::default()
+    }
+}
+
+/// `initialize` asked and answered, then `initialized` sent; or why not: the server
+/// exited first (with what it said on stderr), refused, or did not answer in time.
+async fn initialize(
+    socket: &ServerSocket,
+    alive: &watch::Receiver<bool>,
+    command: &str,
+    process: &Running,
+    params: InitializeParams,
+) -> Result<InitializeResult, String> {
+    let mut alive_wait = alive.clone();
+    let init = tokio::select! {
+        r = tokio::time::timeout(INITIALIZE_LIMIT, socket.request::<req::Initialize>(params)) => r,
+        _ = ended(&mut alive_wait) => {
+            // Give the reader a moment to collect what it said on stderr.
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            return Err(format!(
+                "`{command}` exited during start-up{}",
+                stderr_tail(process)
+            ));
+        }
+    };
+    let init = match init {
+        Ok(Ok(r)) => r,
+        Ok(Err(e)) => {
+            return Err(format!(
+                "`{command}` failed to initialize: {e}{}",
+                stderr_tail(process)
+            ));
+        }
+        Err(_) => {
+            return Err(format!(
+                "`{command}` did not answer initialize within {} s",
+                INITIALIZE_LIMIT.as_secs()
+            ));
+        }
+    };
+    socket
+        .notify::<note::Initialized>(lsp_types::InitializedParams {})
+        .map_err(|e| format!("`{command}`: {e}"))?;
+    Ok(init)
+}
+
 impl Server {
     /// Starts the server and initialises it. Runs on the LSP runtime.
     pub async fn start(launch: Launch) -> Result<Server, String> {
-        let stderr_limits = |name: &str| exec::Limits {
-            head_bytes: 8 * 1024,
-            tail_bytes: 8 * 1024,
-            spill_after: 8 * 1024,
-            spill_path: launch.scratch.join(name),
-            spill_max: 0,
-            clean_chars: None,
-        };
-        let mut env = launch.env.clone();
-        if let Some(jail) = &launch.jail {
-            // A server caches (clangd's index, gopls' module data) under the user's cache
-            // directory, which the sandbox does not let it write: the session's TMPDIR.
-            env.push((
-                "XDG_CACHE_HOME".into(),
-                jail.host_tmp().join("cache").display().to_string(),
-            ));
-        }
-        let script = format!("exec {}", launch.command);
-        // The sandbox starts the server with a round trip to the session's supervisor (up
-        // to its start limit): off the runtime's worker, so other servers' I/O and every
-        // call's timers go on meanwhile.
-        let process = tokio::task::block_in_place(|| {
-            Running::spawn(Spawn {
-                shell: &launch.shell,
-                script: &script,
-                cwd: &launch.root,
-                stdout: stderr_limits("lsp-stdout"),
-                stderr: stderr_limits("lsp-stderr"),
-                env: &env,
-                scratch: &launch.scratch,
-                jail: launch.jail.as_deref(),
-                io: Io::Piped,
-                login: false,
-            })
-        })
-        .map_err(|e| format!("could not start `{}`: {e}", launch.command))?;
+        let process = spawn_process(&launch)?;
         let pipes = process
             .take_pipes()
             .ok_or_else(|| "the server's pipes were not made".to_string())?;
@@ -320,54 +390,8 @@ impl Server {
             }
             alive_tx.send_replace(false);
         });
-        #[allow(deprecated)] // root_uri: older servers read it rather than the folders.
-        let params = InitializeParams {
-            // A server watches this pid and exits when it is gone; inside the sandbox's
-            // PID namespace Boris's pid names nothing (typescript-language-server quit
-            // after 3 s), and the sandbox kills the server with the session anyway.
-            process_id: launch.jail.is_none().then(std::process::id),
-            root_uri: Some(root_uri),
-            capabilities: capabilities(),
-            workspace_folders: Some(folder),
-            client_info: Some(lsp_types::ClientInfo {
-                name: "boris".into(),
-                version: Some(env!("CARGO_PKG_VERSION").into()),
-            }),
-            ..Default::default()
-        };
-        let mut alive_wait = alive.clone();
-        let init = tokio::select! {
-            r = tokio::time::timeout(INITIALIZE_LIMIT, socket.request::<req::Initialize>(params)) => r,
-            _ = ended(&mut alive_wait) => {
-                // Give the reader a moment to collect what it said on stderr.
-                tokio::time::sleep(Duration::from_millis(100)).await;
-                return Err(format!(
-                    "`{}` exited during start-up{}",
-                    launch.command,
-                    stderr_tail(&process)
-                ));
-            }
-        };
-        let init = match init {
-            Ok(Ok(r)) => r,
-            Ok(Err(e)) => {
-                return Err(format!(
-                    "`{}` failed to initialize: {e}{}",
-                    launch.command,
-                    stderr_tail(&process)
-                ));
-            }
-            Err(_) => {
-                return Err(format!(
-                    "`{}` did not answer initialize within {} s",
-                    launch.command,
-                    INITIALIZE_LIMIT.as_secs()
-                ));
-            }
-        };
-        socket
-            .notify::<note::Initialized>(lsp_types::InitializedParams {})
-            .map_err(|e| format!("`{}`: {e}", launch.command))?;
+        let params = initialize_params(&launch, root_uri, folder);
+        let init = initialize(&socket, &alive, &launch.command, &process, params).await?;
         let encoding = Encoding::from_lsp(
             init.capabilities
                 .position_encoding

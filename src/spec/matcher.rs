@@ -1,5 +1,7 @@
 //! Expectations against a response message. Pure: no I/O, no process.
 
+use std::ops::ControlFlow;
+
 use serde_json::Value;
 
 use super::display::{MAX_SHOWN, quote, show, truncate};
@@ -87,91 +89,24 @@ fn subset_at(expected: &Value, actual: &Value, at: &str) -> Result<(), String> {
 /// JSON of the whole response. Returns one message per failed expectation.
 pub fn check_response(expect: &Expect, response: &Value, tool_call: bool) -> Vec<String> {
     let mut fails = Vec::new();
-    let error = response.get("error");
-    let result = response.get("result");
-
-    match (expect.jsonrpc_error, error) {
-        (Some(code), Some(err)) => {
-            let got = err.get("code").and_then(Value::as_i64);
-            if got != Some(code) {
-                fails.push(format!(
-                    "expected JSON-RPC error {code}, got error {}",
-                    show(err)
-                ));
-            }
-        }
-        (Some(code), None) => {
-            fails.push(format!(
-                "expected JSON-RPC error {code}, got {}",
-                show(response)
-            ));
-            return fails;
-        }
-        (None, Some(err)) => {
-            let match_wants_error = expect
-                .match_
-                .as_ref()
-                .is_some_and(|m| m.get("error").is_some());
-            if !match_wants_error {
-                fails.push(format!("unexpected JSON-RPC error: {}", show(err)));
-                return fails;
-            }
-        }
-        (None, None) => {
-            if result.is_none() {
-                fails.push(format!(
-                    "response has neither `result` nor `error`: {}",
-                    show(response)
-                ));
-                return fails;
-            }
-        }
+    if check_envelope(expect, response, &mut fails).is_break() {
+        return fails;
     }
-
-    let is_error = result.map(|r| r.get("isError").and_then(Value::as_bool) == Some(true));
+    let is_error = response
+        .get("result")
+        .map(|r| r.get("isError").and_then(Value::as_bool) == Some(true));
     let text_content = content_text(response);
+    check_is_error(expect, is_error, text_content.as_deref(), &mut fails);
+    check_error_code(
+        expect,
+        response,
+        is_error,
+        text_content.as_deref(),
+        &mut fails,
+    );
 
-    if let Some(want) = expect.is_error {
-        match is_error {
-            None => fails.push(format!(
-                "expected isError={want}, got a JSON-RPC error instead of a result"
-            )),
-            Some(got) if got != want => fails.push(format!(
-                "expected isError={want}, got isError={got}; text: {}",
-                quote(text_content.as_deref().unwrap_or(""))
-            )),
-            _ => {}
-        }
-    }
-
-    if let Some(code) = &expect.code {
-        let prefix = format!("[{code}]");
-        match &text_content {
-            None => fails.push(format!(
-                "expected error code {prefix}, but the response has no result.content: {}",
-                show(response)
-            )),
-            Some(t) => {
-                if !t.starts_with(&prefix) {
-                    fails.push(format!(
-                        "expected text starting with {prefix}, got {}",
-                        quote(t)
-                    ));
-                }
-                if is_error != Some(true) {
-                    fails.push(format!("expected isError=true with code {prefix}"));
-                }
-            }
-        }
-    }
-
-    let wants_text = expect.text.is_some()
-        || !expect.contains.is_empty()
-        || !expect.not_contains.is_empty()
-        || !expect.regex.is_empty()
-        || !expect.not_regex.is_empty();
-    if wants_text {
-        let (what, subject) = if tool_call && error.is_none() {
+    if wants_text(expect) {
+        let (what, subject) = if tool_call && response.get("error").is_none() {
             match &text_content {
                 Some(t) => ("text", t.clone()),
                 None => {
@@ -185,61 +120,7 @@ pub fn check_response(expect: &Expect, response: &Value, tool_call: bool) -> Vec
         } else {
             ("response JSON", response.to_string())
         };
-        if let Some(want) = &expect.text
-            && want != &subject
-        {
-            fails.push(format!(
-                "expected {what} {}, got {}{}",
-                quote(want),
-                quote(&subject),
-                first_difference(want, &subject)
-            ));
-        }
-        for c in expect.contains.iter() {
-            if !subject.contains(c.as_str()) {
-                fails.push(format!(
-                    "expected {what} to contain {}, got {}",
-                    quote(c),
-                    quote(&subject)
-                ));
-            }
-        }
-        for c in expect.not_contains.iter() {
-            if subject.contains(c.as_str()) {
-                fails.push(format!(
-                    "expected {what} not to contain {}, got {}",
-                    quote(c),
-                    quote(&subject)
-                ));
-            }
-        }
-        for r in expect.regex.iter() {
-            match regex::Regex::new(r) {
-                Err(e) => fails.push(format!("invalid regex /{r}/: {e}")),
-                Ok(re) => {
-                    if !re.is_match(&subject) {
-                        fails.push(format!(
-                            "expected {what} to match /{r}/, got {}",
-                            quote(&subject)
-                        ));
-                    }
-                }
-            }
-        }
-        for r in expect.not_regex.iter() {
-            match regex::Regex::new(r) {
-                Err(e) => fails.push(format!("invalid regex /{r}/: {e}")),
-                Ok(re) => {
-                    if let Some(m) = re.find(&subject) {
-                        fails.push(format!(
-                            "expected {what} not to match /{r}/ (it matched {}), got {}",
-                            quote(m.as_str()),
-                            quote(&subject)
-                        ));
-                    }
-                }
-            }
-        }
+        check_text(expect, what, &subject, &mut fails);
     }
 
     if let Some(want) = &expect.content_types {
@@ -261,6 +142,171 @@ pub fn check_response(expect: &Expect, response: &Value, tool_call: bool) -> Vec
     }
 
     fails
+}
+
+/// `jsonrpc_error` against the response's `result` or `error`. Breaks when the
+/// response is not the kind the other expectations could be checked on.
+fn check_envelope(expect: &Expect, response: &Value, fails: &mut Vec<String>) -> ControlFlow<()> {
+    match (expect.jsonrpc_error, response.get("error")) {
+        (Some(code), Some(err)) => {
+            let got = err.get("code").and_then(Value::as_i64);
+            if got != Some(code) {
+                fails.push(format!(
+                    "expected JSON-RPC error {code}, got error {}",
+                    show(err)
+                ));
+            }
+        }
+        (Some(code), None) => {
+            fails.push(format!(
+                "expected JSON-RPC error {code}, got {}",
+                show(response)
+            ));
+            return ControlFlow::Break(());
+        }
+        (None, Some(err)) => {
+            let match_wants_error = expect
+                .match_
+                .as_ref()
+                .is_some_and(|m| m.get("error").is_some());
+            if !match_wants_error {
+                fails.push(format!("unexpected JSON-RPC error: {}", show(err)));
+                return ControlFlow::Break(());
+            }
+        }
+        (None, None) => {
+            if response.get("result").is_none() {
+                fails.push(format!(
+                    "response has neither `result` nor `error`: {}",
+                    show(response)
+                ));
+                return ControlFlow::Break(());
+            }
+        }
+    }
+    ControlFlow::Continue(())
+}
+
+/// `is_error` against the result's `isError` (`None`: the response has no result).
+fn check_is_error(
+    expect: &Expect,
+    is_error: Option<bool>,
+    text_content: Option<&str>,
+    fails: &mut Vec<String>,
+) {
+    let Some(want) = expect.is_error else {
+        return;
+    };
+    match is_error {
+        None => fails.push(format!(
+            "expected isError={want}, got a JSON-RPC error instead of a result"
+        )),
+        Some(got) if got != want => fails.push(format!(
+            "expected isError={want}, got isError={got}; text: {}",
+            quote(text_content.unwrap_or(""))
+        )),
+        _ => {}
+    }
+}
+
+/// `code`: the text starts with `[CODE]` and the result is an error.
+fn check_error_code(
+    expect: &Expect,
+    response: &Value,
+    is_error: Option<bool>,
+    text_content: Option<&str>,
+    fails: &mut Vec<String>,
+) {
+    let Some(code) = &expect.code else {
+        return;
+    };
+    let prefix = format!("[{code}]");
+    match text_content {
+        None => fails.push(format!(
+            "expected error code {prefix}, but the response has no result.content: {}",
+            show(response)
+        )),
+        Some(t) => {
+            if !t.starts_with(&prefix) {
+                fails.push(format!(
+                    "expected text starting with {prefix}, got {}",
+                    quote(t)
+                ));
+            }
+            if is_error != Some(true) {
+                fails.push(format!("expected isError=true with code {prefix}"));
+            }
+        }
+    }
+}
+
+/// Whether any expectation reads the text (or the response JSON, off a call).
+fn wants_text(expect: &Expect) -> bool {
+    expect.text.is_some()
+        || !expect.contains.is_empty()
+        || !expect.not_contains.is_empty()
+        || !expect.regex.is_empty()
+        || !expect.not_regex.is_empty()
+}
+
+/// `text`, `contains`, `not_contains`, `regex`, `not_regex` against `subject`, which
+/// the messages call `what`.
+fn check_text(expect: &Expect, what: &str, subject: &str, fails: &mut Vec<String>) {
+    if let Some(want) = &expect.text
+        && want != subject
+    {
+        fails.push(format!(
+            "expected {what} {}, got {}{}",
+            quote(want),
+            quote(subject),
+            first_difference(want, subject)
+        ));
+    }
+    for c in expect.contains.iter() {
+        if !subject.contains(c.as_str()) {
+            fails.push(format!(
+                "expected {what} to contain {}, got {}",
+                quote(c),
+                quote(subject)
+            ));
+        }
+    }
+    for c in expect.not_contains.iter() {
+        if subject.contains(c.as_str()) {
+            fails.push(format!(
+                "expected {what} not to contain {}, got {}",
+                quote(c),
+                quote(subject)
+            ));
+        }
+    }
+    for r in expect.regex.iter() {
+        match regex::Regex::new(r) {
+            Err(e) => fails.push(format!("invalid regex /{r}/: {e}")),
+            Ok(re) => {
+                if !re.is_match(subject) {
+                    fails.push(format!(
+                        "expected {what} to match /{r}/, got {}",
+                        quote(subject)
+                    ));
+                }
+            }
+        }
+    }
+    for r in expect.not_regex.iter() {
+        match regex::Regex::new(r) {
+            Err(e) => fails.push(format!("invalid regex /{r}/: {e}")),
+            Ok(re) => {
+                if let Some(m) = re.find(subject) {
+                    fails.push(format!(
+                        "expected {what} not to match /{r}/ (it matched {}), got {}",
+                        quote(m.as_str()),
+                        quote(subject)
+                    ));
+                }
+            }
+        }
+    }
 }
 
 /// Each pattern must subset-match at least one of `received`.

@@ -2,7 +2,7 @@
 //! applied to every file at once or not at all, undone as a whole by `undo_edit`.
 
 use super::code;
-use super::navigate::{self, PositionArgs};
+use super::navigate::{self, Asked, PositionArgs};
 use super::{Ctx, define, writes};
 use crate::error::{ErrorCode, ToolError, ToolResult};
 use crate::fsutil;
@@ -135,95 +135,16 @@ pub fn run(ctx: &Ctx, args: RenameArgs, ct: &CancellationToken) -> ToolResult<Ca
                 a.symbol
             )));
         }
-        // Every file resolved and checked before any is read for writing.
-        let mut files: Vec<(ScopedPath, Vec<TextEdit>)> = Vec::new();
-        for (uri, edits) in by_file {
-            let path: PathBuf = uri.to_file_path().map_err(|_| {
-                ToolError::invalid(format!("the server named {uri}, which is not a file"))
-            })?;
-            let scoped = ctx.resolve(&path.to_string_lossy()).map_err(|e| {
-                ToolError::new(e.code, format!("{} Nothing was renamed.", e.message))
-            })?;
-            files.push((scoped, edits));
-        }
-        files.sort_by(|a, b| a.0.real.cmp(&b.0.real));
+        let files = resolve_files(ctx, by_file)?;
         let _locks: Vec<_> = files
             .iter()
             .map(|(p, _)| ctx.shared.edit_locks.lock(&p.real))
             .collect();
-        let mut changes = Vec::new();
-        for (path, edits) in &files {
-            let meta = fsutil::regular_file_meta(&path.real, &path.shown)?;
-            fsutil::check_size(
-                meta.len(),
-                ctx.max_file_size(),
-                &path.shown,
-                "renaming in",
-                "raise --max-file-size",
-            )?;
-            let before = fsutil::read_file(&path.real, &path.shown, meta.len())?;
-            let text = std::str::from_utf8(&before).map_err(|_| {
-                ToolError::invalid(format!("{} is not UTF-8 text", path.shown.display()))
-            })?;
-            // The server computed its edits from what it holds of an open file: that must
-            // be what the disk holds now.
-            if let Some((_, held)) = a.server.open_text(&path.real)
-                && *held != *text
-            {
-                return Err(ToolError::new(
-                    ErrorCode::FileChanged,
-                    format!(
-                        "{} changed on disk while the rename was computed; nothing was \
-                         renamed, try again",
-                        path.shown.display()
-                    ),
-                ));
-            }
-            // A file the agent viewed must not have changed since (view-before-edit);
-            // one never viewed is edited as the server found it.
-            if ctx.shared.require_view {
-                match ctx.ws.check_viewed(
-                    &path.real,
-                    &path.shown,
-                    FileStamp::of(&meta),
-                    &before,
-                    "rename in",
-                ) {
-                    Ok(()) => {}
-                    Err(e) if e.code == ErrorCode::FileNotViewed => {}
-                    Err(e) => return Err(e),
-                }
-            }
-            let after = format::apply_edits(text, edits, a.server.encoding).map_err(|e| {
-                ToolError::invalid(format!(
-                    "{e} for {}; nothing was renamed",
-                    path.shown.display()
-                ))
-            })?;
-            changes.push(Change {
-                path: path.clone(),
-                meta,
-                before,
-                after,
-                edits: edits.len(),
-            });
-        }
-        let total: usize = changes.iter().map(|c| c.edits).sum();
-        let mut diffs = String::new();
-        for c in &changes {
-            diffs.push_str(&super::edit::diff_text(
-                ctx,
-                &c.path,
-                Some(&c.before),
-                c.after.as_bytes(),
-            ));
-        }
-        let what = format!(
-            "{total} edit{} in {} file{}",
-            if total == 1 { "" } else { "s" },
-            changes.len(),
-            if changes.len() == 1 { "" } else { "s" }
-        );
+        let changes = files
+            .iter()
+            .map(|(path, edits)| prepare_change(ctx, a, path, edits))
+            .collect::<ToolResult<Vec<Change>>>()?;
+        let (what, diffs) = describe(ctx, &changes);
         let lang = a.target.language.name.clone();
         if dry_run {
             return Ok(code::finish(
@@ -237,27 +158,7 @@ pub fn run(ctx: &Ctx, args: RenameArgs, ct: &CancellationToken) -> ToolResult<Ca
             ));
         }
         write_all(&changes)?;
-        let group = ctx.ws.history().new_group();
-        for c in changes {
-            ctx.ws.record_write_in(
-                &c.path.real,
-                Some(c.before),
-                c.after.as_bytes(),
-                Some(group),
-            );
-            if let Some((language, ext)) = code::covering(ctx, &c.path.real) {
-                let stamp = crate::beneath::metadata(&c.path.real)
-                    .ok()
-                    .map(|m| FileStamp::of(&m));
-                let _ = a.server.put(
-                    &c.path.real,
-                    &language.language_id(&ext),
-                    Arc::from(c.after.as_str()),
-                    stamp,
-                    true,
-                );
-            }
-        }
+        record_and_sync(ctx, a, changes);
         Ok(code::finish(
             format!(
                 "Renamed {} to {new_name}: {what} (undo_edit of any of them undoes the whole \
@@ -269,6 +170,136 @@ pub fn run(ctx: &Ctx, args: RenameArgs, ct: &CancellationToken) -> ToolResult<Ca
             None,
         ))
     })
+}
+
+/// Every file the server named, resolved and checked before any is read for writing,
+/// in path order (the order their locks are taken in).
+fn resolve_files(
+    ctx: &Ctx,
+    by_file: BTreeMap<Url, Vec<TextEdit>>,
+) -> ToolResult<Vec<(ScopedPath, Vec<TextEdit>)>> {
+    let mut files: Vec<(ScopedPath, Vec<TextEdit>)> = Vec::new();
+    for (uri, edits) in by_file {
+        let path: PathBuf = uri.to_file_path().map_err(|_| {
+            ToolError::invalid(format!("the server named {uri}, which is not a file"))
+        })?;
+        let scoped = ctx
+            .resolve(&path.to_string_lossy())
+            .map_err(|e| ToolError::new(e.code, format!("{} Nothing was renamed.", e.message)))?;
+        files.push((scoped, edits));
+    }
+    files.sort_by(|a, b| a.0.real.cmp(&b.0.real));
+    Ok(files)
+}
+
+/// One file read (under its lock) and checked: within the size limit, UTF-8, what
+/// the server holds of it, unchanged since viewed; then the server's edits applied.
+fn prepare_change(
+    ctx: &Ctx,
+    a: &Asked,
+    path: &ScopedPath,
+    edits: &[TextEdit],
+) -> ToolResult<Change> {
+    let meta = fsutil::regular_file_meta(&path.real, &path.shown)?;
+    fsutil::check_size(
+        meta.len(),
+        ctx.max_file_size(),
+        &path.shown,
+        "renaming in",
+        "raise --max-file-size",
+    )?;
+    let before = fsutil::read_file(&path.real, &path.shown, meta.len())?;
+    let text = std::str::from_utf8(&before)
+        .map_err(|_| ToolError::invalid(format!("{} is not UTF-8 text", path.shown.display())))?;
+    // The server computed its edits from what it holds of an open file: that must
+    // be what the disk holds now.
+    if let Some((_, held)) = a.server.open_text(&path.real)
+        && *held != *text
+    {
+        return Err(ToolError::new(
+            ErrorCode::FileChanged,
+            format!(
+                "{} changed on disk while the rename was computed; nothing was \
+                 renamed, try again",
+                path.shown.display()
+            ),
+        ));
+    }
+    // A file the agent viewed must not have changed since (view-before-edit);
+    // one never viewed is edited as the server found it.
+    if ctx.shared.require_view {
+        match ctx.ws.check_viewed(
+            &path.real,
+            &path.shown,
+            FileStamp::of(&meta),
+            &before,
+            "rename in",
+        ) {
+            Ok(()) => {}
+            Err(e) if e.code == ErrorCode::FileNotViewed => {}
+            Err(e) => return Err(e),
+        }
+    }
+    let after = format::apply_edits(text, edits, a.server.encoding).map_err(|e| {
+        ToolError::invalid(format!(
+            "{e} for {}; nothing was renamed",
+            path.shown.display()
+        ))
+    })?;
+    Ok(Change {
+        path: path.clone(),
+        meta,
+        before,
+        after,
+        edits: edits.len(),
+    })
+}
+
+/// "N edits in M files", and the diff of every file.
+fn describe(ctx: &Ctx, changes: &[Change]) -> (String, String) {
+    let total: usize = changes.iter().map(|c| c.edits).sum();
+    let mut diffs = String::new();
+    for c in changes {
+        diffs.push_str(&super::edit::diff_text(
+            ctx,
+            &c.path,
+            Some(&c.before),
+            c.after.as_bytes(),
+        ));
+    }
+    let what = format!(
+        "{total} edit{} in {} file{}",
+        if total == 1 { "" } else { "s" },
+        changes.len(),
+        if changes.len() == 1 { "" } else { "s" }
+    );
+    (what, diffs)
+}
+
+/// After the files are written: one undo group for all of them, and the server told
+/// each new text of a file it covers (so its next answer is about what is on disk).
+fn record_and_sync(ctx: &Ctx, a: &Asked, changes: Vec<Change>) {
+    let group = ctx.ws.history().new_group();
+    for c in changes {
+        ctx.ws.record_write_in(
+            &c.path.real,
+            Some(c.before),
+            c.after.as_bytes(),
+            Some(group),
+        );
+        if let Some((language, ext)) = code::covering(ctx, &c.path.real) {
+            let stamp = crate::beneath::metadata(&c.path.real)
+                .ok()
+                .map(|m| FileStamp::of(&m));
+            let _ = a.server.put(
+                &c.path.real,
+                &language.language_id(&ext),
+                Arc::from(c.after.as_str()),
+                stamp,
+                true,
+            );
+        }
+    }
 }
 
 /// Writes every file atomically; if one fails, puts back those already written, so the
