@@ -1,6 +1,8 @@
 //! Regression tests of the spec harness (issue 25 §1, issue 29 §1, §3, §6), through
 //! `boris-spec run` against the real Boris:
 //!
+//! - the JUnit report (parsed): its counts, each failure with its step, each skip with
+//!   its reason;
 //! - a case whose `requires:` the machine lacks is a skip with its one-line reason,
 //!   counted apart from failures, in the summary and in the JUnit report (parsed); a
 //!   manifest (`--installed`) that lists the need makes it a failure;
@@ -122,6 +124,97 @@ fn a_missing_need_is_a_skip_with_its_reason_and_a_failure_when_installed() {
             .is_some_and(|m| m.starts_with("requires surely-absent-program-4711")),
         "{xml}"
     );
+}
+
+/// The JUnit report a CI system reads (issue 29 §6), parsed: the counts of its
+/// `<testsuite>`, a failure naming the step that failed, a skip carrying its reason.
+#[test]
+fn the_junit_report_counts_and_explains_each_case() {
+    let failing = "source: t\nsteps:\n  - request: {method: ping}\n  - call: bash\n    args: {command: \"echo hello\"}\n    expect: {contains: [goodbye]}\n";
+    let dir = suite(&[
+        ("pass.yaml", PING),
+        ("fail.yaml", failing),
+        ("needs.yaml", NEEDS),
+    ]);
+    let (code, out) = run(dir.path(), &["--junit", "report.xml"]);
+    assert_eq!(code, 1, "{out}");
+    let xml = std::fs::read_to_string(dir.path().join("report.xml")).expect("junit");
+
+    let suite = element(&xml, "testsuite").expect("a <testsuite>");
+    for (name, want) in [
+        ("tests", "3"),
+        ("failures", "1"),
+        ("skipped", "1"),
+        ("errors", "0"),
+    ] {
+        assert_eq!(
+            attribute(suite, name).as_deref(),
+            Some(want),
+            "{name}: {xml}"
+        );
+    }
+    let cases = testcases(&xml);
+    assert_eq!(cases.len(), 3, "{xml}");
+    let case = |name: &str| {
+        cases
+            .iter()
+            .find(|c| c.name == format!("mine/{name}"))
+            .unwrap_or_else(|| panic!("{name}: {xml}"))
+    };
+    let pass = case("pass.yaml");
+    assert!(pass.failure.is_none() && pass.skipped.is_none(), "{xml}");
+
+    let fail = case("fail.yaml");
+    assert!(fail.skipped.is_none(), "{xml}");
+    let message = unescape(fail.failure.as_deref().expect("a <failure>"));
+    assert!(
+        message.starts_with("step 2 (call bash): ") && message.contains("\"goodbye\""),
+        "the failure names the step that failed: {message}"
+    );
+    // The element's text holds every failure of the case, the step included.
+    let body = element_text(&xml, "failure").expect("<failure> has text");
+    assert!(unescape(body).contains("step 2 (call bash)"), "{xml}");
+
+    let needs = case("needs.yaml");
+    assert!(needs.failure.is_none(), "{xml}");
+    assert_eq!(
+        needs.skipped.as_deref().map(unescape).as_deref(),
+        Some("requires surely-absent-program-4711 (not on the server's PATH)"),
+        "{xml}"
+    );
+}
+
+/// The opening tag of the first `<name …>` element (its attributes), if any.
+fn element<'a>(xml: &'a str, name: &str) -> Option<&'a str> {
+    let start = xml.find(&format!("<{name} "))?;
+    let len = xml[start..].find('>')?;
+    Some(&xml[start..start + len])
+}
+
+/// The character data of the first `<name …>…</name>` element.
+fn element_text<'a>(xml: &'a str, name: &str) -> Option<&'a str> {
+    let tag = element(xml, name)?;
+    let start = xml.find(tag)? + tag.len() + 1;
+    let len = xml[start..].find(&format!("</{name}>"))?;
+    Some(&xml[start..start + len])
+}
+
+/// One attribute's raw (still escaped) value in an opening tag.
+fn attribute(tag: &str, name: &str) -> Option<String> {
+    let key = format!(" {name}=\"");
+    let start = tag.find(&key)? + key.len();
+    let len = tag[start..].find('"')?;
+    Some(tag[start..start + len].to_string())
+}
+
+/// XML's five predefined entities back to their characters (`&amp;` last, so an
+/// escaped entity stays one).
+fn unescape(s: &str) -> String {
+    s.replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&apos;", "'")
+        .replace("&amp;", "&")
 }
 
 /// An escape case: the attack step writes the marker first, after a preamble.
@@ -256,12 +349,6 @@ struct Testcase {
 /// The testcases of a JUnit report (the elements the harness writes: self-closing, or
 /// holding one `<skipped>` or `<failure>` and maybe `<system-err>`).
 fn testcases(xml: &str) -> Vec<Testcase> {
-    let attr = |tag: &str, name: &str| -> Option<String> {
-        let key = format!(" {name}=\"");
-        let start = tag.find(&key)? + key.len();
-        let len = tag[start..].find('"')?;
-        Some(tag[start..start + len].to_string())
-    };
     let mut out = Vec::new();
     for chunk in xml.split("<testcase ").skip(1) {
         let head_end = chunk.find('>').expect("testcase tag ends");
@@ -274,10 +361,10 @@ fn testcases(xml: &str) -> Vec<Testcase> {
         let child = |name: &str| {
             body.find(&format!("<{name} "))
                 .map(|i| &body[i..])
-                .and_then(|t| attr(&t[..t.find('>').unwrap_or(t.len())], "message"))
+                .and_then(|t| attribute(&t[..t.find('>').unwrap_or(t.len())], "message"))
         };
         out.push(Testcase {
-            name: attr(&head, "name").expect("name"),
+            name: attribute(&head, "name").expect("name"),
             skipped: child("skipped"),
             failure: child("failure"),
         });

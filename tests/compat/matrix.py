@@ -4,6 +4,8 @@ table for README.md, and COMPATIBILITY.md with every failure and finding explain
 
   matrix.py OUT_DIR NAME...                  print the table (markdown, for the README)
   matrix.py --details OUT_DIR NAME...        print COMPATIBILITY.md
+  matrix.py --scores OUT_DIR NAME...         print SCORES.md (per capability group; the
+                                             grouping rules are in scores.py)
   matrix.py --embed README TABLE [--check]   put the table between the README's markers,
                                              or only check that it is there unchanged
 """
@@ -176,6 +178,11 @@ def embed(readme, matrix, check):
 if __name__ == "__main__":
     if sys.argv[1] == "--embed":
         embed(sys.argv[2], sys.argv[3], "--check" in sys.argv)
+    elif sys.argv[1] == "--scores":
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import scores
+        sys.stdout.write(scores.render(load(sys.argv[2], sys.argv[3:]), sys.argv[3:], title,
+                                       server_of, os.path.dirname(os.path.abspath(__file__))))
     elif sys.argv[1] == "--details":
         sys.stdout.write(details(load(sys.argv[2], sys.argv[3:]), sys.argv[3:]))
     else:

@@ -6,11 +6,12 @@
 # (`teardown/…`: a peer that outlives stdin EOF or leaves processes, reported once per
 # run rather than as a failure of each case it ended).
 #
-#   tests/compat/run.sh            run everything, rewrite the matrix in README.md and
+#   tests/compat/run.sh            run everything, rewrite the matrix in README.md,
 #                                  COMPATIBILITY.md (every failure and finding explained)
+#                                  and SCORES.md (pass rates per capability group)
 #   tests/compat/run.sh --check    run everything; fail if a result differs from the
-#                                  baselines, or the README matrix or COMPATIBILITY.md is
-#                                  not what the run produced (CI)
+#                                  baselines, or the README matrix, COMPATIBILITY.md or
+#                                  SCORES.md is not what the run produced (CI)
 #
 # Peers are installed pinned into tests/compat/.cache (npm lockfiles of bench/, a fixed
 # crate version). Env: BORIS_BIN / BORIS_SPEC_BIN (default target/debug/…, built if
@@ -203,6 +204,7 @@ done
 [ -n "${COMPAT_ONLY:-}" ] && exit $status
 python3 "$HERE/matrix.py" "$OUT" "${ORDER[@]}" > "$OUT/matrix.md" || exit 1
 python3 "$HERE/matrix.py" --details "$OUT" "${ORDER[@]}" > "$OUT/COMPATIBILITY.md" || exit 1
+python3 "$HERE/matrix.py" --scores "$OUT" "${ORDER[@]}" > "$OUT/SCORES.md" || exit 1
 if [ $CHECK -eq 1 ]; then
   if ! python3 "$HERE/matrix.py" --embed "$ROOT/README.md" "$OUT/matrix.md" --check; then
     echo "not ok compat: the matrix in README.md is not what this run produced (run tests/compat/run.sh)" >&2
@@ -217,9 +219,15 @@ if [ $CHECK -eq 1 ]; then
     head -40 "$OUT/compat.diff" >&2
     status=1
   fi
+  if ! diff "$ROOT/SCORES.md" "$OUT/SCORES.md" > "$OUT/scores.diff"; then
+    echo "not ok compat: SCORES.md is not what this run produced (run tests/compat/run.sh):" >&2
+    head -40 "$OUT/scores.diff" >&2
+    status=1
+  fi
 else
   python3 "$HERE/matrix.py" --embed "$ROOT/README.md" "$OUT/matrix.md"
   cp "$OUT/COMPATIBILITY.md" "$ROOT/COMPATIBILITY.md"
+  cp "$OUT/SCORES.md" "$ROOT/SCORES.md"
 fi
 [ $status -eq 0 ] && echo "ok compat: every server matches its baseline" >&2
 exit $status
