@@ -11,6 +11,8 @@ table for README.md, and COMPATIBILITY.md with every failure and finding explain
 """
 import json, os, re, sys, textwrap
 
+import scores  # the SCORES.md groups, and the summary under the matrix
+
 BEGIN, END = "<!-- compat-matrix:begin -->", "<!-- compat-matrix:end -->"
 TITLES = {
     "boris": "boris",
@@ -102,6 +104,13 @@ def table(results, names):
         out.append("Why each server fails what it fails, case by case (each checked by hand to be "
                    "the server's own behaviour), and how it ends a session: "
                    "[COMPATIBILITY.md](COMPATIBILITY.md).")
+    out.append("")
+    out.append("By capability group (shell, run outcome honesty, background, read, edit, patch, "
+               "search, confinement, code intelligence, protocol, teardown), with what each server "
+               "does not support and every failure explained: [SCORES.md](SCORES.md). In short "
+               "(strongest and weakest among the groups where a server runs at least 3 cases):")
+    out.append("")
+    out += scores.summary(results, names, title)
     return "\n".join(out) + "\n"
 
 

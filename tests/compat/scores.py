@@ -224,3 +224,28 @@ def server_section(name, result, tallies, suite_size, title, server_of, compat_d
                 c["why"] for c in result["cases"] if c["path"] == path)
             out.append(f"- {g}: `{path}`: {why}")
     return out
+
+
+def summary(results, names, title):
+    """The README's short table: per server, its overall pass rate and its strongest and
+    weakest groups (among those where it ran at least 3 cases)."""
+    groups = group_cases(results)
+    out = ["| server | passes, of the cases it runs | strongest group | weakest group |",
+           "|---|---|---|---|"]
+    for n in names:
+        t = tally(results[n], groups)
+        ran = [(g, t[g]) for g in GROUPS if t[g]["pass"] + t[g]["fail"] >= 3]
+
+        def share(gt):
+            g, x = gt
+            return x["pass"] / (x["pass"] + x["fail"])
+
+        best = max(ran, key=share) if ran else None
+        worst = min(ran, key=share) if ran else None
+        fmt = (lambda gt: f"{gt[0]} {rate(gt[1]).split(' ', 1)[1].strip('()')}") if ran else None
+        same = best is not None and share(best) == share(worst)
+        out.append(f"| {title(n)} | {rate(overall(t))} | "
+                   + (f"{fmt(best)} |" if ran and not same else "every group it runs |" if ran else "– |")
+                   + (f" {fmt(worst)} |" if ran and not same else " – |"))
+    return out
+
