@@ -324,10 +324,19 @@ pub fn run(opts: &HttpBenchOptions) -> Result<HttpBenchReport, String> {
     let total = opts.warmup + opts.calls;
     let tally = Mutex::new(Tally::default());
     let started = Instant::now();
+    let n_clients = clients.len().max(1) as u32;
     std::thread::scope(|scope| {
-        for mut client in clients {
+        for (i, mut client) in clients.into_iter().enumerate() {
             let (tickets, tally) = (&tickets, &tally);
             scope.spawn(move || {
+                // Paced clients start spread over one think time and draw each pause
+                // from [0.5, 1.5) x --think-ms (seeded by the client's number, so runs
+                // repeat): clients in lockstep would send every call in bursts of
+                // --clients at once, and the tail would measure the burst, not the load.
+                let mut pause = Pacing::new(opts.think, i as u64);
+                if !opts.think.is_zero() {
+                    std::thread::sleep(opts.think * i as u32 / n_clients);
+                }
                 loop {
                     let ticket = tickets.fetch_add(1, Ordering::Relaxed);
                     if ticket >= total {
@@ -346,8 +355,8 @@ pub fn run(opts: &HttpBenchOptions) -> Result<HttpBenchReport, String> {
                             }
                         }
                     }
-                    if !opts.think.is_zero() {
-                        std::thread::sleep(opts.think);
+                    if let Some(d) = pause.next() {
+                        std::thread::sleep(d);
                     }
                 }
             });
@@ -471,5 +480,58 @@ pub(crate) fn connect_from(from: Ipv4Addr, to: SocketAddr) -> std::io::Result<Tc
             return Err(std::io::Error::last_os_error());
         }
         Ok(stream)
+    }
+}
+
+/// A paced client's pauses between calls: none without a think time, else uniform in
+/// [0.5, 1.5) x think (mean: think), from a generator seeded by the client's number.
+struct Pacing {
+    think: Duration,
+    rng: crate::spec::hostile::generate::Rng,
+}
+
+impl Pacing {
+    fn new(think: Duration, seed: u64) -> Self {
+        Self {
+            think,
+            rng: crate::spec::hostile::generate::rng(seed),
+        }
+    }
+
+    fn next(&mut self) -> Option<Duration> {
+        use rand::RngExt;
+        if self.think.is_zero() {
+            return None;
+        }
+        Some(self.think.mul_f64(self.rng.random_range(0.5..1.5)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Pacing;
+    use std::time::Duration;
+
+    #[test]
+    fn pauses_spread_around_the_think_time_and_repeat_by_seed() {
+        assert_eq!(Pacing::new(Duration::ZERO, 1).next(), None);
+        let think = Duration::from_millis(100);
+        let draw = |seed| {
+            let mut p = Pacing::new(think, seed);
+            (0..2000).map(|_| p.next().unwrap()).collect::<Vec<_>>()
+        };
+        let pauses = draw(7);
+        assert!(pauses.iter().all(|d| *d >= think / 2 && *d < think * 3 / 2));
+        let mean = pauses.iter().sum::<Duration>() / pauses.len() as u32;
+        assert!(
+            mean > think * 95 / 100 && mean < think * 105 / 100,
+            "{mean:?}"
+        );
+        // Spread, not one value; the same seed gives the same pauses, another seed others.
+        assert!(
+            pauses.iter().any(|d| *d < think * 3 / 4) && pauses.iter().any(|d| *d > think * 5 / 4)
+        );
+        assert_eq!(pauses, draw(7));
+        assert_ne!(pauses, draw(8));
     }
 }

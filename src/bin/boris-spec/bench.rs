@@ -52,7 +52,8 @@ pub(crate) struct BenchArgs {
     /// HTTP: session (initialize, Mcp-Session-Id per client) or stateless (2026-07-28).
     #[arg(long, value_enum, default_value = "session")]
     era: bench_http::Era,
-    /// HTTP: milliseconds a client waits between two calls.
+    /// HTTP: milliseconds a client waits between two calls, on average: each pause is drawn
+    /// from [0.5, 1.5) x MS and clients start spread over one MS, so they are not in step.
     #[arg(long, value_name = "MS", default_value_t = 0)]
     think_ms: u64,
     /// HTTP: what runs against the server while the clients call.
