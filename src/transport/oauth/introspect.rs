@@ -1,0 +1,366 @@
+//! Opaque access tokens (issue 30 §1): asked of the authorization server's introspection
+//! endpoint (RFC 7662), Boris authenticating as a client (HTTP Basic, RFC 6749 §2.3.1).
+//! The answer must be `active: true`; its claims then pass the same [`Rules`] as a JWT's.
+//!
+//! Answers are cached under the token's SHA-256 (the token itself is not kept): an
+//! active one until the earlier of its `exp` and `--oauth-introspection-ttl`, a refusal
+//! [`NEGATIVE_TTL`]; each kind at most [`CACHE_CAP`] entries, oldest dropped first, so a
+//! flood of random tokens neither grows memory nor evicts the users' active entries.
+//! Calls to the server are rate-limited ([`RATE_PER_SEC`], burst [`BURST`]): past it, an
+//! unknown token is refused (fail closed) and the server is not asked.
+
+use super::claims::{Claims, Grant, Issuer, Rules, now};
+use super::keys::IssuerKeys;
+use crate::config::oauth::{IntrospectionConfig, Secret};
+use serde::Deserialize;
+use std::collections::{HashMap, VecDeque};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// How long a refusal (inactive, or claims that do not pass) is reused: long enough that
+/// a client retrying a dead token does not reach the server each time, short enough that
+/// a token refused by a clock hiccup or a just-finished grant works again soon.
+pub const NEGATIVE_TTL: Duration = Duration::from_secs(10);
+/// Entries per kind (active, refused): some 300 bytes each, under 2.5 MB for both full,
+/// and far more tokens than a team uses within a TTL.
+pub const CACHE_CAP: usize = 4096;
+/// Introspection calls per second, sustained: new tokens arrive as users sign in or
+/// refresh (minutes apart each), so even hundreds of users stay far below; a flood of
+/// random tokens reaches the authorization server at this rate and no more.
+pub const RATE_PER_SEC: f64 = 20.0;
+/// Calls allowed at once above the rate: a fleet of clients reconnecting together.
+pub const BURST: f64 = 100.0;
+
+pub struct Introspector {
+    /// Every token, not only those that are not JWTs.
+    pub all: bool,
+    endpoint: Option<String>,
+    client_id: String,
+    client_secret: Secret,
+    ttl: Duration,
+    client: reqwest::Client,
+    cache: Mutex<Cache>,
+    budget: Mutex<Bucket>,
+    /// Calls made, for the log.
+    calls: std::sync::atomic::AtomicU64,
+}
+
+/// RFC 7662 §2.2: `active` plus the token's claims, under their JWT names.
+#[derive(Deserialize)]
+struct Answer {
+    active: Option<serde_json::Value>,
+    #[serde(flatten)]
+    claims: Claims,
+}
+
+impl Introspector {
+    pub fn new(config: &IntrospectionConfig, client: reqwest::Client) -> Self {
+        Self {
+            all: config.all,
+            endpoint: config.endpoint.clone(),
+            client_id: config.client_id.clone(),
+            client_secret: config.client_secret.clone(),
+            ttl: config.ttl,
+            client,
+            cache: Mutex::new(Cache::default()),
+            budget: Mutex::new(Bucket::new(RATE_PER_SEC, BURST, Instant::now())),
+            calls: Default::default(),
+        }
+    }
+
+    /// The grant the token gives, from the cache or the authorization server. `issuers`:
+    /// the one whose metadata names the endpoint when no `--oauth-introspection-url`.
+    pub async fn check(
+        &self,
+        token: &str,
+        rules: &Rules,
+        issuers: &[IssuerKeys],
+    ) -> Result<Grant, String> {
+        let key = digest(token);
+        if let Some(outcome) = self
+            .cache
+            .lock()
+            .ok()
+            .and_then(|c| c.get(&key, Instant::now()))
+        {
+            return outcome;
+        }
+        let admitted = self
+            .budget
+            .lock()
+            .is_ok_and(|mut b| b.admit(Instant::now()));
+        if !admitted {
+            warn(
+                None,
+                "too many tokens to introspect: refused one without asking the authorization server",
+            );
+            return Err(
+                "the authorization server is being asked too often: retry in a moment".into(),
+            );
+        }
+        let answer = match self.ask(token, issuers).await {
+            Ok(answer) => answer,
+            Err(detail) => {
+                // Not cached: the server may be back for the next request.
+                warn(
+                    Some(&detail),
+                    "cannot introspect an access token: refused it (fail closed)",
+                );
+                return Err("the authorization server could not check the token".into());
+            }
+        };
+        let now_secs = now();
+        let outcome = match answer.active {
+            Some(serde_json::Value::Bool(true)) => {
+                rules.check(&answer.claims, Issuer::IfPresent, now_secs)
+            }
+            _ => Err("the token is not active (revoked, expired or unknown to its issuer)".into()),
+        };
+        let lifetime = match &outcome {
+            Ok(_) => positive_lifetime(self.ttl, &answer.claims, now_secs),
+            Err(_) => NEGATIVE_TTL,
+        };
+        if let Ok(mut cache) = self.cache.lock() {
+            cache.put(key, outcome.clone(), Instant::now() + lifetime);
+        }
+        outcome
+    }
+
+    /// POSTs the token to the endpoint; the answer, or what went wrong (for the log).
+    async fn ask(&self, token: &str, issuers: &[IssuerKeys]) -> Result<Answer, String> {
+        let endpoint = match (&self.endpoint, issuers.first()) {
+            (Some(url), _) => url.clone(),
+            (None, Some(issuer)) => issuer.introspection_endpoint().await?,
+            (None, None) => return Err("no introspection endpoint".into()),
+        };
+        let body = url::form_urlencoded::Serializer::new(String::new())
+            .append_pair("token", token)
+            .append_pair("token_type_hint", "access_token")
+            .finish();
+        // RFC 6749 §2.3.1: the id and secret form-encoded before Basic's base64.
+        let encode =
+            |s: &str| url::form_urlencoded::byte_serialize(s.as_bytes()).collect::<String>();
+        let request = self
+            .client
+            .post(&endpoint)
+            .basic_auth(encode(&self.client_id), Some(encode(&self.client_secret.0)))
+            .header(
+                reqwest::header::CONTENT_TYPE,
+                "application/x-www-form-urlencoded",
+            )
+            .header(reqwest::header::ACCEPT, "application/json")
+            .body(body);
+        let calls = self
+            .calls
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+            + 1;
+        tracing::debug!(endpoint = %endpoint, calls, "introspecting an access token");
+        let bytes = super::keys::read_capped(&endpoint, request.send().await).await?;
+        serde_json::from_slice(&bytes)
+            .map_err(|e| format!("{endpoint}: not an introspection answer: {e}"))
+    }
+}
+
+/// At most one warning a second (a flood of bad tokens would fill the log otherwise).
+fn warn(detail: Option<&str>, message: &'static str) {
+    static WARNINGS: crate::transport::http_conn::Throttle =
+        crate::transport::http_conn::Throttle::new();
+    if let Some(held_back) = WARNINGS.admit() {
+        tracing::warn!(error = detail.unwrap_or(""), held_back, "{message}");
+    }
+}
+
+/// How long an active answer is reused: the TTL, cut at the token's `exp`.
+pub fn positive_lifetime(ttl: Duration, claims: &Claims, now_secs: u64) -> Duration {
+    let until_exp = super::claims::numeric_date("exp", claims.exp.as_ref())
+        .ok()
+        .flatten()
+        .map_or(Duration::ZERO, |exp| {
+            Duration::from_secs(exp.saturating_sub(now_secs))
+        });
+    ttl.min(until_exp)
+}
+
+fn digest(token: &str) -> [u8; 32] {
+    let d = ring::digest::digest(&ring::digest::SHA256, token.as_bytes());
+    let mut out = [0u8; 32];
+    out.copy_from_slice(d.as_ref());
+    out
+}
+
+type Outcome = Result<Grant, String>;
+
+/// Answers by token digest: active and refused ones apart, each bounded.
+#[derive(Default)]
+pub struct Cache {
+    active: Bounded,
+    refused: Bounded,
+}
+
+impl Cache {
+    pub fn get(&self, key: &[u8; 32], now: Instant) -> Option<Outcome> {
+        self.active
+            .get(key, now)
+            .or_else(|| self.refused.get(key, now))
+    }
+
+    pub fn put(&mut self, key: [u8; 32], outcome: Outcome, until: Instant) {
+        match outcome {
+            Ok(_) => self.active.put(key, outcome, until),
+            Err(_) => self.refused.put(key, outcome, until),
+        }
+    }
+
+    pub fn len(&self) -> (usize, usize) {
+        (self.active.map.len(), self.refused.map.len())
+    }
+}
+
+/// An expired entry stays until it is replaced or is the oldest: `order` then always
+/// holds each key of `map` once, and eviction is exact.
+#[derive(Default)]
+struct Bounded {
+    map: HashMap<[u8; 32], (Outcome, Instant)>,
+    order: VecDeque<[u8; 32]>,
+}
+
+impl Bounded {
+    fn get(&self, key: &[u8; 32], now: Instant) -> Option<Outcome> {
+        let (outcome, until) = self.map.get(key)?;
+        (*until > now).then(|| outcome.clone())
+    }
+
+    fn put(&mut self, key: [u8; 32], outcome: Outcome, until: Instant) {
+        if self.map.insert(key, (outcome, until)).is_none() {
+            self.order.push_back(key);
+        }
+        while self.map.len() > CACHE_CAP {
+            let Some(old) = self.order.pop_front() else {
+                break;
+            };
+            self.map.remove(&old);
+        }
+    }
+}
+
+/// A token bucket: `rate` a second, at most `burst` saved up.
+pub struct Bucket {
+    rate: f64,
+    burst: f64,
+    tokens: f64,
+    last: Instant,
+}
+
+impl Bucket {
+    pub fn new(rate: f64, burst: f64, now: Instant) -> Self {
+        Self {
+            rate,
+            burst,
+            tokens: burst,
+            last: now,
+        }
+    }
+
+    pub fn admit(&mut self, now: Instant) -> bool {
+        let elapsed = now.saturating_duration_since(self.last).as_secs_f64();
+        self.last = now.max(self.last);
+        self.tokens = (self.tokens + elapsed * self.rate).min(self.burst);
+        if self.tokens >= 1.0 {
+            self.tokens -= 1.0;
+            true
+        } else {
+            false
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn grant() -> Outcome {
+        Ok(Grant {
+            subject: Some("a".into()),
+            scopes: vec![],
+        })
+    }
+
+    #[test]
+    fn the_cache_keeps_answers_until_their_time() {
+        let t0 = Instant::now();
+        let mut c = Cache::default();
+        c.put(digest("good"), grant(), t0 + Duration::from_secs(60));
+        c.put(digest("bad"), Err("inactive".into()), t0 + NEGATIVE_TTL);
+        assert_eq!(c.get(&digest("good"), t0), Some(grant()));
+        assert_eq!(c.get(&digest("bad"), t0), Some(Err("inactive".into())));
+        assert_eq!(c.get(&digest("other"), t0), None);
+        assert_eq!(c.get(&digest("bad"), t0 + NEGATIVE_TTL), None, "expired");
+        c.put(digest("bad"), grant(), t0 + NEGATIVE_TTL * 2);
+        assert_eq!(
+            c.get(&digest("bad"), t0 + NEGATIVE_TTL),
+            Some(grant()),
+            "replaced"
+        );
+    }
+
+    #[test]
+    fn a_flood_of_refused_tokens_is_bounded_and_keeps_the_active_ones() {
+        let t0 = Instant::now();
+        let later = t0 + Duration::from_secs(60);
+        let mut c = Cache::default();
+        c.put(digest("user"), grant(), later);
+        for i in 0..3 * CACHE_CAP {
+            c.put(digest(&format!("random{i}")), Err("inactive".into()), later);
+        }
+        assert_eq!(c.len(), (1, CACHE_CAP));
+        assert_eq!(c.get(&digest("user"), t0), Some(grant()));
+        assert_eq!(c.get(&digest("random0"), t0), None, "the oldest went first");
+        assert!(
+            c.get(&digest(&format!("random{}", 3 * CACHE_CAP - 1)), t0)
+                .is_some()
+        );
+        assert_eq!(c.refused.order.len(), CACHE_CAP);
+    }
+
+    #[test]
+    fn the_bucket_allows_the_burst_then_the_rate() {
+        let t0 = Instant::now();
+        let mut b = Bucket::new(20.0, 100.0, t0);
+        assert_eq!((0..150).filter(|_| b.admit(t0)).count(), 100);
+        let t1 = t0 + Duration::from_secs(1);
+        assert_eq!((0..150).filter(|_| b.admit(t1)).count(), 20);
+        let t2 = t1 + Duration::from_secs(3600);
+        assert_eq!(
+            (0..150).filter(|_| b.admit(t2)).count(),
+            100,
+            "never more than the burst"
+        );
+    }
+
+    #[test]
+    fn an_active_answer_is_kept_until_the_earlier_of_ttl_and_exp() {
+        let ttl = Duration::from_secs(60);
+        let at = |exp: serde_json::Value| {
+            let c: Claims = serde_json::from_value(json!({ "exp": exp })).unwrap();
+            positive_lifetime(ttl, &c, 1000)
+        };
+        assert_eq!(at(json!(5000)), ttl);
+        assert_eq!(at(json!(1010)), Duration::from_secs(10));
+        assert_eq!(
+            at(json!(990)),
+            Duration::ZERO,
+            "within the skew: accepted, not kept"
+        );
+        assert_eq!(at(json!("x")), Duration::ZERO);
+    }
+
+    #[test]
+    fn an_answer_needs_active_true() {
+        let a: Answer = serde_json::from_value(json!({"active": "true", "aud": "x"})).unwrap();
+        assert_ne!(a.active, Some(json!(true)));
+        let a: Answer = serde_json::from_value(json!({"active": true, "scope": "s"})).unwrap();
+        assert_eq!(a.active, Some(json!(true)));
+        assert_eq!(a.claims.scope, Some(json!("s")));
+    }
+}
