@@ -49,7 +49,7 @@ idp.service.on(Events.BeforeTokenSigning, (token, req) => {
     case 'other-issuer': token.payload.iss = 'http://127.0.0.1:1/other'; break;
   }
 });
-let rotated = false, idpStopped = false;
+let rotated = false;
 
 // Token introspection (RFC 7662): the provider's /introspect answers from this table
 // (token -> answer body; unknown tokens are inactive), counts its calls and checks that
@@ -62,9 +62,10 @@ idp.service.addRoute('POST', '/introspect-form', (req, res) => idp.service.intro
 idp.service.on(Events.BeforeWellKnownOpenIdConfiguration, (res) => {
   res.body.introspection_endpoint = `${ISSUER}/introspect-form`;
 });
-const introspection = { calls: 0, badClient: 0, answers: new Map() };
+const introspection = { calls: 0, badClient: 0, answers: new Map(), failing: false };
 idp.service.on(Events.BeforeIntrospect, (res, req) => {
   introspection.calls++;
+  if (introspection.failing) { res.statusCode = 503; res.body = { error: 'temporarily_unavailable' }; return; }
   const expected = `Basic ${Buffer.from(`${INTRO_ID}:${INTRO_SECRET}`).toString('base64')}`;
   if (req.headers.authorization !== expected) {
     introspection.badClient++;
@@ -297,24 +298,52 @@ try {
   r = await mcp(await token({ aud: IM, scope: ALL }), init, undefined, IM);
   check('introspection: a JWT is verified by signature, not introspected', r.status === 200 && introspection.calls === calls, `${r.status}, ${introspection.calls - calls} calls`);
 
-  // The provider down: a token seen before works from the cache; a new one gets 401
-  // (fail closed) and a log line that says why, without the token.
-  await idp.stop(); idpStopped = true;
+  // A flood of random tokens: the provider is asked at most the burst (100) plus 20 a
+  // second (DEC-d); the rest are refused without a call, and a user's cached token keeps
+  // working throughout.
+  calls = introspection.calls;
+  const started = Date.now();
+  const statuses = [];
+  for (let batch = 0; batch < 40; batch++) {
+    const rs = await Promise.all(Array.from({ length: 10 }, () => mcp(opaque('flood'), init, undefined, IM)));
+    statuses.push(...rs.map((x) => x.status));
+  }
+  const elapsed = (Date.now() - started) / 1000;
+  const floodCalls = introspection.calls - calls;
+  r = await mcp(carol, { jsonrpc: '2.0', id: 23, method: 'tools/list' }, csid, IM);
+  check('introspection: 400 random tokens: all 401, provider calls within burst + rate, a cached user unaffected',
+    statuses.every((x) => x === 401) && floodCalls <= 100 + Math.ceil(20 * elapsed) + 1 && floodCalls >= 100 && r.status === 200,
+    `${floodCalls} calls in ${elapsed.toFixed(2)} s, statuses ${[...new Set(statuses)]}, user ${r.status}`);
+  console.log(`# flood: 400 random tokens in ${elapsed.toFixed(2)} s, ${floodCalls} introspection calls`);
+  await new Promise((res) => setTimeout(res, 300)); // the bucket refills a few calls
+
+  // The provider failing (503): a token seen before works from the cache; a new one
+  // gets 401 (fail closed) and a log line that says why, without the token.
+  introspection.failing = true;
   r = await mcp(carol, { jsonrpc: '2.0', id: 22, method: 'tools/list' }, csid, IM);
-  check('introspection: provider down, a cached active token still works', r.status === 200, `${r.status}`);
+  check('introspection: provider failing, a cached active token still works', r.status === 200, `${r.status} ${r.www}`);
   const late = opaque('late', {});
-  await irefused('provider down', late, 'could not check');
+  await irefused('provider failing (HTTP 503)', late, 'could not check');
+  introspection.failing = false;
+  // The provider unreachable (nothing listens at the endpoint): the same, and the log
+  // line names the cause.
+  const deadUrl = `http://127.0.0.1:${await freePort()}/introspect`;
+  const unreachable = await startBoris('boris-unreachable', ['--oauth-client-id', INTRO_ID, '--oauth-introspection-url', deadUrl], { BORIS_OAUTH_CLIENT_SECRET: INTRO_SECRET });
+  const orphan = `opaque-orphan-${Math.random().toString(36).slice(2)}`;
+  r = await mcp(orphan, init, undefined, unreachable.mcpUrl);
+  check('introspection: provider unreachable: 401 invalid_token', r.status === 401 && r.www.includes('could not check'), `${r.status} ${r.www}`);
   await new Promise((res) => setTimeout(res, 200));
-  const ilog = readFileSync(intro.logPath, 'utf8');
-  const downLine = ilog.split('\n').find((l) => l.includes('cannot introspect an access token')) ?? '';
-  check('introspection: provider down is logged with the endpoint and the cause', downLine.includes('/introspect') && /refused|connect/i.test(downLine), downLine.slice(0, 300) || ilog.slice(-600));
-  const leaked = [...introspection.answers.keys(), late, INTRO_SECRET].filter((t) => ilog.includes(t) || readFileSync(logPath, 'utf8').includes(t));
+  const logs = [logPath, intro.logPath, unreachable.logPath].map((p) => readFileSync(p, 'utf8'));
+  const line = (log) => log.split('\n').find((l) => l.includes('cannot introspect an access token')) ?? '';
+  check('introspection: provider failing is logged with the endpoint and the status', line(logs[1]).includes('/introspect-form: HTTP 503'), line(logs[1]).slice(0, 300) || logs[1].slice(-600));
+  check('introspection: provider unreachable is logged with the endpoint and the cause', line(logs[2]).includes(deadUrl) && /connection refused/i.test(line(logs[2])), line(logs[2]).slice(0, 300) || logs[2].slice(-600));
+  const leaked = [...introspection.answers.keys(), late, orphan, INTRO_SECRET].filter((t) => logs.some((log) => log.includes(t)));
   check('introspection: no token and no client secret in any log', leaked.length === 0, leaked.join(','));
 } catch (e) {
   check('the run finishes', false, e?.stack ?? String(e));
 } finally {
   cleanup();
-  if (!idpStopped) await idp.stop();
+  await idp.stop();
 }
 console.log(`${passed} passed, ${failed} failed`);
 process.exit(failed ? 1 : 0);

@@ -12,6 +12,7 @@
 use super::claims::{Claims, Grant, Issuer, Rules, now};
 use super::keys::IssuerKeys;
 use crate::config::oauth::{IntrospectionConfig, Secret};
+use crate::transport::http_conn::Throttle;
 use serde::Deserialize;
 use std::collections::{HashMap, VecDeque};
 use std::sync::Mutex;
@@ -90,7 +91,9 @@ impl Introspector {
             .lock()
             .is_ok_and(|mut b| b.admit(Instant::now()));
         if !admitted {
+            static RATE: Throttle = Throttle::new();
             warn(
+                &RATE,
                 None,
                 "too many tokens to introspect: refused one without asking the authorization server",
             );
@@ -102,7 +105,9 @@ impl Introspector {
             Ok(answer) => answer,
             Err(detail) => {
                 // Not cached: the server may be back for the next request.
+                static FAILURES: Throttle = Throttle::new();
                 warn(
+                    &FAILURES,
                     Some(&detail),
                     "cannot introspect an access token: refused it (fail closed)",
                 );
@@ -121,7 +126,8 @@ impl Introspector {
             Err(_) => NEGATIVE_TTL,
         };
         if let Ok(mut cache) = self.cache.lock() {
-            cache.put(key, outcome.clone(), Instant::now() + lifetime);
+            let now = Instant::now();
+            cache.put(key, outcome.clone(), now + lifetime, now);
         }
         outcome
     }
@@ -161,11 +167,10 @@ impl Introspector {
     }
 }
 
-/// At most one warning a second (a flood of bad tokens would fill the log otherwise).
-fn warn(detail: Option<&str>, message: &'static str) {
-    static WARNINGS: crate::transport::http_conn::Throttle =
-        crate::transport::http_conn::Throttle::new();
-    if let Some(held_back) = WARNINGS.admit() {
+/// At most one warning a second of each kind (a flood of bad tokens would fill the log
+/// otherwise; apart, so a flood's warnings do not hide a provider going down).
+fn warn(throttle: &Throttle, detail: Option<&str>, message: &'static str) {
+    if let Some(held_back) = throttle.admit() {
         tracing::warn!(error = detail.unwrap_or(""), held_back, "{message}");
     }
 }
@@ -204,11 +209,17 @@ impl Cache {
             .or_else(|| self.refused.get(key, now))
     }
 
-    pub fn put(&mut self, key: [u8; 32], outcome: Outcome, until: Instant) {
-        match outcome {
-            Ok(_) => self.active.put(key, outcome, until),
-            Err(_) => self.refused.put(key, outcome, until),
+    /// Keeps `outcome` until `until`; an answer of the other kind for the same token is
+    /// expired at `now` (a token refused, then active, is not refused from the cache).
+    pub fn put(&mut self, key: [u8; 32], outcome: Outcome, until: Instant, now: Instant) {
+        let (this, other) = match outcome {
+            Ok(_) => (&mut self.active, &mut self.refused),
+            Err(_) => (&mut self.refused, &mut self.active),
+        };
+        if let Some(entry) = other.map.get_mut(&key) {
+            entry.1 = entry.1.min(now);
         }
+        this.put(key, outcome, until);
     }
 
     pub fn len(&self) -> (usize, usize) {
@@ -290,13 +301,13 @@ mod tests {
     fn the_cache_keeps_answers_until_their_time() {
         let t0 = Instant::now();
         let mut c = Cache::default();
-        c.put(digest("good"), grant(), t0 + Duration::from_secs(60));
-        c.put(digest("bad"), Err("inactive".into()), t0 + NEGATIVE_TTL);
+        c.put(digest("good"), grant(), t0 + Duration::from_secs(60), t0);
+        c.put(digest("bad"), Err("inactive".into()), t0 + NEGATIVE_TTL, t0);
         assert_eq!(c.get(&digest("good"), t0), Some(grant()));
         assert_eq!(c.get(&digest("bad"), t0), Some(Err("inactive".into())));
         assert_eq!(c.get(&digest("other"), t0), None);
         assert_eq!(c.get(&digest("bad"), t0 + NEGATIVE_TTL), None, "expired");
-        c.put(digest("bad"), grant(), t0 + NEGATIVE_TTL * 2);
+        c.put(digest("bad"), grant(), t0 + NEGATIVE_TTL * 2, t0);
         assert_eq!(
             c.get(&digest("bad"), t0 + NEGATIVE_TTL),
             Some(grant()),
@@ -309,9 +320,14 @@ mod tests {
         let t0 = Instant::now();
         let later = t0 + Duration::from_secs(60);
         let mut c = Cache::default();
-        c.put(digest("user"), grant(), later);
+        c.put(digest("user"), grant(), later, t0);
         for i in 0..3 * CACHE_CAP {
-            c.put(digest(&format!("random{i}")), Err("inactive".into()), later);
+            c.put(
+                digest(&format!("random{i}")),
+                Err("inactive".into()),
+                later,
+                t0,
+            );
         }
         assert_eq!(c.len(), (1, CACHE_CAP));
         assert_eq!(c.get(&digest("user"), t0), Some(grant()));
@@ -353,6 +369,50 @@ mod tests {
             "within the skew: accepted, not kept"
         );
         assert_eq!(at(json!("x")), Duration::ZERO);
+    }
+
+    proptest::proptest! {
+        // Each case makes up to 9000 puts (past the cap): a few cases cover it.
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(24))]
+
+        /// Whatever the puts and lookups, each kind holds at most CACHE_CAP entries, its
+        /// queue names each of them once, and a lookup returns only what was put last.
+        #[test]
+        fn the_cache_stays_bounded(ops in proptest::collection::vec((0u16..6000, proptest::bool::ANY, 0u64..20), 0..9000)) {
+            let t0 = Instant::now();
+            let mut c = Cache::default();
+            let mut last = HashMap::new();
+            for (i, (token, active, secs)) in ops.iter().enumerate() {
+                let key = digest(&token.to_string());
+                let outcome: Outcome = if *active { grant() } else { Err(format!("r{i}")) };
+                c.put(key, outcome.clone(), t0 + Duration::from_secs(*secs), t0);
+                last.insert(key, outcome);
+            }
+            let (a, r) = c.len();
+            proptest::prop_assert!(a <= CACHE_CAP && r <= CACHE_CAP);
+            proptest::prop_assert_eq!(c.active.order.len(), a);
+            proptest::prop_assert_eq!(c.refused.order.len(), r);
+            for (key, outcome) in &last {
+                if let Some(got) = c.get(key, t0) {
+                    proptest::prop_assert_eq!(&got, outcome);
+                }
+            }
+        }
+
+        /// Over any schedule, the bucket admits at most the burst plus the rate times the
+        /// time elapsed.
+        #[test]
+        fn the_bucket_never_exceeds_burst_plus_rate(steps in proptest::collection::vec((0u64..200, 1usize..50), 1..100)) {
+            let t0 = Instant::now();
+            let mut b = Bucket::new(RATE_PER_SEC, BURST, t0);
+            let (mut now, mut admitted) = (t0, 0usize);
+            for (ms, tries) in steps {
+                now += Duration::from_millis(ms);
+                admitted += (0..tries).filter(|_| b.admit(now)).count();
+            }
+            let allowed = BURST + RATE_PER_SEC * (now - t0).as_secs_f64();
+            proptest::prop_assert!(admitted as f64 <= allowed + 1e-6, "{} > {}", admitted, allowed);
+        }
     }
 
     #[test]
