@@ -101,8 +101,13 @@ impl Introspector {
                 "the authorization server is being asked too often: retry in a moment".into(),
             );
         }
-        let answer = match self.ask(token, issuers).await {
-            Ok(answer) => answer,
+        let judged = match self.ask(token, issuers).await {
+            Ok((endpoint, body)) => judge(&body, rules, self.ttl, now())
+                .map_err(|e| format!("{endpoint}: not an introspection answer: {e}")),
+            Err(detail) => Err(detail),
+        };
+        let (outcome, lifetime) = match judged {
+            Ok(judged) => judged,
             Err(detail) => {
                 // Not cached: the server may be back for the next request.
                 static FAILURES: Throttle = Throttle::new();
@@ -114,17 +119,6 @@ impl Introspector {
                 return Err("the authorization server could not check the token".into());
             }
         };
-        let now_secs = now();
-        let outcome = match answer.active {
-            Some(serde_json::Value::Bool(true)) => {
-                rules.check(&answer.claims, Issuer::IfPresent, now_secs)
-            }
-            _ => Err("the token is not active (revoked, expired or unknown to its issuer)".into()),
-        };
-        let lifetime = match &outcome {
-            Ok(_) => positive_lifetime(self.ttl, &answer.claims, now_secs),
-            Err(_) => NEGATIVE_TTL,
-        };
         if let Ok(mut cache) = self.cache.lock() {
             let now = Instant::now();
             cache.put(key, outcome.clone(), now + lifetime, now);
@@ -132,8 +126,9 @@ impl Introspector {
         outcome
     }
 
-    /// POSTs the token to the endpoint; the answer, or what went wrong (for the log).
-    async fn ask(&self, token: &str, issuers: &[IssuerKeys]) -> Result<Answer, String> {
+    /// POSTs the token to the endpoint; the endpoint and the answer's body, or what went
+    /// wrong (for the log).
+    async fn ask(&self, token: &str, issuers: &[IssuerKeys]) -> Result<(String, Vec<u8>), String> {
         let endpoint = match (&self.endpoint, issuers.first()) {
             (Some(url), _) => url.clone(),
             (None, Some(issuer)) => issuer.introspection_endpoint().await?,
@@ -161,9 +156,8 @@ impl Introspector {
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
             + 1;
         tracing::debug!(endpoint = %endpoint, calls, "introspecting an access token");
-        let bytes = super::keys::read_capped(&endpoint, request.send().await).await?;
-        serde_json::from_slice(&bytes)
-            .map_err(|e| format!("{endpoint}: not an introspection answer: {e}"))
+        let body = super::keys::read_capped(&endpoint, request.send().await).await?;
+        Ok((endpoint, body))
     }
 }
 
@@ -173,6 +167,29 @@ fn warn(throttle: &Throttle, detail: Option<&str>, message: &'static str) {
     if let Some(held_back) = throttle.admit() {
         tracing::warn!(error = detail.unwrap_or(""), held_back, "{message}");
     }
+}
+
+/// What an introspection answer's body says (RFC 7662 §2.2) at `now_secs`: the outcome
+/// and how long to keep it (an active answer up to `ttl`, cut at the token's `exp`; a
+/// refusal [`NEGATIVE_TTL`]). `Err`: the body is no answer (not a JSON object), which is
+/// the server failing, not the token. Pure.
+pub fn judge(
+    body: &[u8],
+    rules: &Rules,
+    ttl: Duration,
+    now_secs: u64,
+) -> Result<(Outcome, Duration), String> {
+    let answer: Answer = serde_json::from_slice(body).map_err(|e| e.to_string())?;
+    if answer.active != Some(serde_json::Value::Bool(true)) {
+        let refusal = "the token is not active (revoked, expired or unknown to its issuer)";
+        return Ok((Err(refusal.into()), NEGATIVE_TTL));
+    }
+    Ok(
+        match rules.check(&answer.claims, Issuer::IfPresent, now_secs) {
+            Ok(grant) => (Ok(grant), positive_lifetime(ttl, &answer.claims, now_secs)),
+            Err(refusal) => (Err(refusal), NEGATIVE_TTL),
+        },
+    )
 }
 
 /// How long an active answer is reused: the TTL, cut at the token's `exp`.
@@ -193,7 +210,7 @@ fn digest(token: &str) -> [u8; 32] {
     out
 }
 
-type Outcome = Result<Grant, String>;
+pub type Outcome = Result<Grant, String>;
 
 /// Answers by token digest: active and refused ones apart, each bounded.
 #[derive(Default)]
@@ -288,6 +305,7 @@ impl Bucket {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::strategy::Strategy;
     use serde_json::json;
 
     fn grant() -> Outcome {
@@ -399,6 +417,31 @@ mod tests {
             }
         }
 
+        /// Any body: no panic; a grant only for `"active": true` and an `aud` naming the
+        /// resource, kept no longer than the TTL (the fuzz target `introspection_answer`
+        /// checks the same on raw bytes).
+        #[test]
+        fn any_answer_is_judged_safely(
+            active in proptest::option::of(proptest::prop_oneof![proptest::bool::ANY.prop_map(serde_json::Value::from), "[a-z]{0,5}".prop_map(serde_json::Value::from)]),
+            aud in proptest::option::of(proptest::prop_oneof![proptest::strategy::Just("https://b/mcp".to_string()), "[a-z:/]{0,12}"]),
+            exp in proptest::option::of(0u64..3000),
+        ) {
+            let rules = Rules { resource: "https://b/mcp".into(), issuers: vec![], clock_skew: Duration::from_secs(30) };
+            let mut v = json!({});
+            if let Some(a) = &active { v["active"] = a.clone(); }
+            if let Some(a) = &aud { v["aud"] = json!(a); }
+            if let Some(e) = exp { v["exp"] = json!(e); }
+            let ttl = Duration::from_secs(60);
+            let (outcome, keep) = judge(v.to_string().as_bytes(), &rules, ttl, 1000).unwrap();
+            if outcome.is_ok() {
+                proptest::prop_assert_eq!(active, Some(json!(true)));
+                proptest::prop_assert_eq!(aud.as_deref(), Some("https://b/mcp"));
+                proptest::prop_assert!(keep <= ttl);
+            } else {
+                proptest::prop_assert_eq!(keep, NEGATIVE_TTL);
+            }
+        }
+
         /// Over any schedule, the bucket admits at most the burst plus the rate times the
         /// time elapsed.
         #[test]
@@ -413,6 +456,32 @@ mod tests {
             let allowed = BURST + RATE_PER_SEC * (now - t0).as_secs_f64();
             proptest::prop_assert!(admitted as f64 <= allowed + 1e-6, "{} > {}", admitted, allowed);
         }
+    }
+
+    #[test]
+    fn answers_are_judged() {
+        let rules = Rules {
+            resource: "https://b/mcp".into(),
+            issuers: vec!["https://idp".into()],
+            clock_skew: Duration::from_secs(30),
+        };
+        let ttl = Duration::from_secs(60);
+        let judged = |v: serde_json::Value| judge(v.to_string().as_bytes(), &rules, ttl, 1000);
+        let (outcome, keep) = judged(json!({"active": true, "aud": "https://b/mcp", "exp": 1030, "sub": "s", "scope": "boris:read"})).unwrap();
+        assert_eq!(outcome.unwrap().scopes, ["boris:read"]);
+        assert_eq!(keep, Duration::from_secs(30));
+        let (outcome, keep) =
+            judged(json!({"active": false, "aud": "https://b/mcp", "exp": 9999})).unwrap();
+        assert!(outcome.unwrap_err().contains("not active"));
+        assert_eq!(keep, NEGATIVE_TTL);
+        let (outcome, _) =
+            judged(json!({"active": true, "aud": "https://x/mcp", "exp": 9999})).unwrap();
+        assert!(outcome.unwrap_err().contains("not for this resource"));
+        assert!(
+            judge(b"<html>", &rules, ttl, 1000).is_err(),
+            "no answer: a server failure"
+        );
+        assert!(judge(b"[1]", &rules, ttl, 1000).is_err());
     }
 
     #[test]
