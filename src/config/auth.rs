@@ -101,12 +101,19 @@ pub fn resolve(args: &AuthArgs, token_given: bool, host: &str, http: bool) -> Re
         None => None,
         Some(name) => Some(header_name(name)?),
     };
-    if args.auth != Some(AuthMode::Oauth)
-        && (!args.oauth.issuers.is_empty() || args.oauth.public_url.is_some())
-    {
+    let o = &args.oauth;
+    if args.auth != Some(AuthMode::Oauth) && (!o.issuers.is_empty() || o.public_url.is_some()) {
         return Err(
             "--oauth-issuer and --public-url are for --auth oauth: say --auth oauth".into(),
         );
+    }
+    if args.auth != Some(AuthMode::Oauth)
+        && (o.client_id.is_some()
+            || o.client_secret_file.is_some()
+            || o.introspection_url.is_some()
+            || o.introspect_all)
+    {
+        return Err("--oauth-client-id, --oauth-client-secret-file, --oauth-introspection-url and --oauth-introspect-all are for --auth oauth: say --auth oauth".into());
     }
     let auth = match (args.auth, token_given) {
         (Some(AuthMode::Oauth), _) => Auth::Oauth {
@@ -171,6 +178,12 @@ mod tests {
                 oauth_clock_skew: 30,
                 oauth_jwks_ttl: 300,
                 oauth_jwks_refetch_interval: 10,
+                client_id: None,
+                client_secret_file: None,
+                introspection_url: None,
+                introspect_all: false,
+                introspection_ttl: 60,
+                client_secret_env: None,
             },
         }
     }

@@ -32,8 +32,11 @@ impl Cli {
         let sandbox = self.sandbox(&env, &workdir, &allow_dirs, &deny_patterns, &mut warnings)?;
         let languages = self.languages(&env)?;
         self.check_token()?;
+        let mut auth_args = self.auth.clone();
+        auth_args.oauth.client_secret_env =
+            env(super::oauth::CLIENT_SECRET_ENV).map(super::oauth::Secret);
         let auth = super::auth::resolve(
-            &self.auth,
+            &auth_args,
             self.token.is_some() || self.generate_token,
             &self.host,
             self.transport == super::Transport::Http,

@@ -293,8 +293,10 @@ fn spawn_unconfined(
     cmd.args(&argv[1..])
         .current_dir(spec.cwd)
         .envs(spec.env.iter().map(|(k, v)| (k, v)))
-        // The bearer token is Boris's secret, not the command's.
+        // The bearer token and the introspection client's secret are Boris's secrets,
+        // not the command's.
         .env_remove("BORIS_TOKEN")
+        .env_remove(crate::config::oauth::CLIENT_SECRET_ENV)
         .env(TAG_VAR, tag);
     let [stdin, stdout, stderr] = wiring.child_stdio()?;
     cmd.stdin(Stdio::from(stdin))

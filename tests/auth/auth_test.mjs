@@ -51,26 +51,57 @@ idp.service.on(Events.BeforeTokenSigning, (token, req) => {
 });
 let rotated = false;
 
+// Token introspection (RFC 7662): the provider's /introspect answers from this table
+// (token -> answer body; unknown tokens are inactive), counts its calls and checks that
+// Boris authenticates as the client it was given.
+// The built-in /introspect route does not parse the request body (9.3.0: only routes
+// added with addRoute do), so the same handler is served at a route that does, and the
+// discovery document names that one: Boris finds it there as it would any provider's.
+const INTRO_ID = 'boris-rs', INTRO_SECRET = 'intro-s3cr3t-value';
+idp.service.addRoute('POST', '/introspect-form', (req, res) => idp.service.introspectHandler(req, res));
+idp.service.on(Events.BeforeWellKnownOpenIdConfiguration, (res) => {
+  res.body.introspection_endpoint = `${ISSUER}/introspect-form`;
+});
+const introspection = { calls: 0, badClient: 0, answers: new Map(), failing: false };
+idp.service.on(Events.BeforeIntrospect, (res, req) => {
+  introspection.calls++;
+  if (introspection.failing) { res.statusCode = 503; res.body = { error: 'temporarily_unavailable' }; return; }
+  const expected = `Basic ${Buffer.from(`${INTRO_ID}:${INTRO_SECRET}`).toString('base64')}`;
+  if (req.headers.authorization !== expected) {
+    introspection.badClient++;
+    res.statusCode = 401; res.body = { error: 'invalid_client' };
+    return;
+  }
+  res.body = introspection.answers.get(req.body?.token) ?? { active: false };
+});
+
 // ---- Boris ---------------------------------------------------------------------------
-const port = await freePort();
-const MCP = `http://127.0.0.1:${port}/mcp`;
-const work = mkdtempSync(path.join(os.tmpdir(), 'boris-auth-'));
-const logPath = path.join(work, 'boris.log');
 const { openSync } = await import('node:fs');
-const boris = spawn(BORIS, [
-  '--transport', 'http', '--port', String(port), '--workdir', work,
-  '--auth', 'oauth', '--oauth-issuer', ISSUER, '--public-url', MCP,
-  '--oauth-jwks-refetch-interval', '2', '--log-format', 'json',
-], { stdio: ['ignore', 'ignore', openSync(logPath, 'w')] });
+const work = mkdtempSync(path.join(os.tmpdir(), 'boris-auth-'));
+const children = [];
 const cleanup = () => {
-  boris.kill('SIGTERM');
+  for (const c of children) c.kill('SIGTERM');
   if (!process.env.AUTH_KEEP) rmSync(work, { recursive: true, force: true });
 };
-for (let i = 0; ; i++) {
-  try { if ((await fetch(`http://127.0.0.1:${port}/health`)).ok) break; } catch {}
-  if (i > 100) { console.log(`not ok boris starts - ${readFileSync(logPath, 'utf8')}`); console.log('0 passed, 1 failed'); process.exit(1); }
-  await new Promise((r) => setTimeout(r, 100));
+// A Boris on a free port with --auth oauth for the provider and `extra` flags.
+async function startBoris(name, extra = [], env = {}) {
+  const port = await freePort();
+  const mcpUrl = `http://127.0.0.1:${port}/mcp`;
+  const logPath = path.join(work, `${name}.log`);
+  const child = spawn(BORIS, [
+    '--transport', 'http', '--port', String(port), '--workdir', work,
+    '--auth', 'oauth', '--oauth-issuer', ISSUER, '--public-url', mcpUrl,
+    '--oauth-jwks-refetch-interval', '2', '--log-format', 'json', ...extra,
+  ], { stdio: ['ignore', 'ignore', openSync(logPath, 'w')], env: { ...process.env, ...env } });
+  children.push(child);
+  for (let i = 0; ; i++) {
+    try { if ((await fetch(`http://127.0.0.1:${port}/health`)).ok) break; } catch {}
+    if (i > 100) { console.log(`not ok ${name} starts - ${readFileSync(logPath, 'utf8')}`); console.log('0 passed, 1 failed'); cleanup(); process.exit(1); }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return { port, mcpUrl, logPath, pid: child.pid };
 }
+const { port, mcpUrl: MCP, logPath } = await startBoris('boris');
 
 async function token(fields) {
   // A list (aud) as repeated fields, as form encoding carries one.
@@ -83,11 +114,11 @@ async function token(fields) {
 }
 const ALL = 'boris:read boris:edit boris:exec';
 
-async function mcp(tok, message, session) {
+async function mcp(tok, message, session, url = MCP) {
   const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' };
   if (tok) headers.authorization = `Bearer ${tok}`;
   if (session) headers['mcp-session-id'] = session;
-  const r = await fetch(MCP, { method: 'POST', headers, body: JSON.stringify(message) });
+  const r = await fetch(url, { method: 'POST', headers, body: JSON.stringify(message) });
   const text = await r.text();
   const data = text.split('\n').filter((l) => l.startsWith('data:')).map((l) => l.slice(5)).pop();
   let json = null;
@@ -95,10 +126,10 @@ async function mcp(tok, message, session) {
   return { status: r.status, www: r.headers.get('www-authenticate') ?? '', session: r.headers.get('mcp-session-id'), json };
 }
 const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'auth-test', version: '1' } } };
-async function session(tok) {
-  const r = await mcp(tok, init);
+async function session(tok, url = MCP) {
+  const r = await mcp(tok, init, undefined, url);
   if (r.status !== 200) return r;
-  await mcp(tok, { jsonrpc: '2.0', method: 'notifications/initialized' }, r.session);
+  await mcp(tok, { jsonrpc: '2.0', method: 'notifications/initialized' }, r.session, url);
   return r;
 }
 const metadataUrl = `http://127.0.0.1:${port}/.well-known/oauth-protected-resource/mcp`;
@@ -200,6 +231,114 @@ try {
   check('the call log names the subject', /"subject":"alice"/.test(log) || /subject=\\?"?alice/.test(log), log.split('\n').filter((l) => l.includes('tool call')).join(' | ').slice(0, 300));
   const secret = [good, reader, k2].some((t) => log.includes(t.split('.')[2]));
   check('no token in the log', !secret);
+
+  // ---- Opaque tokens through introspection (RFC 7662) --------------------------------
+  // A second Boris introspects tokens that are not JWTs, at the endpoint the provider's
+  // discovery document names; the client secret comes from the environment.
+  const intro = await startBoris('boris-introspect', ['--oauth-client-id', INTRO_ID], { BORIS_OAUTH_CLIENT_SECRET: INTRO_SECRET });
+  const IM = intro.mcpUrl;
+  const imeta = `http://127.0.0.1:${intro.port}/.well-known/oauth-protected-resource/mcp`;
+  const opaque = (name, answer) => {
+    const tok = `opaque-${name}-${Math.random().toString(36).slice(2)}`;
+    if (answer) introspection.answers.set(tok, { active: true, iss: ISSUER, aud: IM, exp: now() + 300, sub: 'carol', scope: ALL, ...answer });
+    return tok;
+  };
+  const irefused = async (name, tok, why) => {
+    const r = await mcp(tok, init, undefined, IM);
+    check(`introspection: ${name}: 401 invalid_token`, r.status === 401 && r.www.includes('error="invalid_token"')
+      && r.www.includes(`resource_metadata="${imeta}"`) && (!why || r.www.includes(why)), `${r.status} ${r.www}`);
+  };
+  const cmd = readFileSync(`/proc/${intro.pid}/cmdline`, 'utf8');
+  check('introspection: the client secret is not on the command line', cmd.includes(INTRO_ID) && !cmd.includes(INTRO_SECRET));
+
+  const carol = opaque('good', {});
+  let calls = introspection.calls;
+  r = await session(carol, IM);
+  check('introspection: an active opaque token opens a session', r.status === 200 && r.json?.result?.serverInfo?.name === 'boris', `${r.status} ${r.www}`);
+  const csid = r.session;
+  r = await mcp(carol, { jsonrpc: '2.0', id: 20, method: 'tools/call', params: { name: 'bash', arguments: { command: 'echo "intro${BORIS_OAUTH_CLIENT_SECRET}-ok"' } } }, csid, IM);
+  check('introspection: a tool call runs, the client secret not in its env', r.status === 200 && JSON.stringify(r.json).includes('intro-ok'), JSON.stringify(r.json)?.slice(0, 300));
+  check('introspection: Boris authenticated as its client', introspection.badClient === 0 && introspection.calls > calls, `${introspection.badClient} bad of ${introspection.calls}`);
+  check('introspection: the cache answers a token seen before (1 call for 3 requests)', introspection.calls - calls === 1, `${introspection.calls - calls} calls`);
+
+  await irefused('inactive', opaque('inactive', { active: false }), 'not active');
+  await irefused('an unknown token', opaque('unknown'), 'not active');
+  await irefused('"active": "true" (a string)', opaque('string-active', { active: 'true' }), 'not active');
+  await irefused('another audience', opaque('aud', { aud: 'https://other.example/mcp' }), 'not for this resource');
+  await irefused('no audience', opaque('no-aud', { aud: undefined }), 'names no audience');
+  await irefused('expired', opaque('expired', { exp: now() - 600 }), 'expired');
+  await irefused('not yet valid', opaque('nbf', { nbf: now() + 600 }), 'not valid yet');
+  await irefused('another issuer', opaque('iss', { iss: 'https://evil.example' }), 'not accepted');
+  check('introspection: an answer without iss is accepted (the server asked is the issuer)', (await mcp(opaque('no-iss', { iss: undefined }), init, undefined, IM)).status === 200);
+
+  // A refusal is cached briefly too: asking again does not reach the provider.
+  const dead = opaque('dead', { active: false });
+  await mcp(dead, init, undefined, IM);
+  calls = introspection.calls;
+  for (let i = 0; i < 3; i++) await mcp(dead, init, undefined, IM);
+  check('introspection: a refused token asked again is answered from the cache', introspection.calls === calls, `${introspection.calls - calls} calls`);
+
+  // Scopes as for JWTs: a read-only opaque token lists reading tools, 403 for bash.
+  const dave = opaque('reader', { scope: 'boris:read', sub: 'dave' });
+  r = await session(dave, IM);
+  r = await mcp(dave, { jsonrpc: '2.0', id: 21, method: 'tools/call', params: { name: 'bash', arguments: { command: 'touch y' } } }, r.session, IM);
+  check('introspection: a call beyond the scopes: 403 insufficient_scope', r.status === 403
+    && r.www.includes('error="insufficient_scope"') && r.www.includes('scope="boris:exec boris:read"'), `${r.status} ${r.www}`);
+
+  // The cache never outlives the token: an answer with exp 1 s ahead is asked again after it.
+  const brief = opaque('brief', { exp: now() + 1 });
+  await mcp(brief, init, undefined, IM);
+  calls = introspection.calls;
+  await new Promise((res) => setTimeout(res, 2100));
+  r = await mcp(brief, init, undefined, IM);
+  check('introspection: an answer is not reused past the token\'s exp', introspection.calls === calls + 1 && r.status === 200, `${introspection.calls - calls} calls, ${r.status}`);
+
+  // A JWT still goes the JWT way (no introspection call) on the same server.
+  calls = introspection.calls;
+  r = await mcp(await token({ aud: IM, scope: ALL }), init, undefined, IM);
+  check('introspection: a JWT is verified by signature, not introspected', r.status === 200 && introspection.calls === calls, `${r.status}, ${introspection.calls - calls} calls`);
+
+  // A flood of random tokens: the provider is asked at most the burst (100) plus 20 a
+  // second (DEC-d); the rest are refused without a call, and a user's cached token keeps
+  // working throughout.
+  calls = introspection.calls;
+  const started = Date.now();
+  const statuses = [];
+  for (let batch = 0; batch < 40; batch++) {
+    const rs = await Promise.all(Array.from({ length: 10 }, () => mcp(opaque('flood'), init, undefined, IM)));
+    statuses.push(...rs.map((x) => x.status));
+  }
+  const elapsed = (Date.now() - started) / 1000;
+  const floodCalls = introspection.calls - calls;
+  r = await mcp(carol, { jsonrpc: '2.0', id: 23, method: 'tools/list' }, csid, IM);
+  check('introspection: 400 random tokens: all 401, provider calls within burst + rate, a cached user unaffected',
+    statuses.every((x) => x === 401) && floodCalls <= 100 + Math.ceil(20 * elapsed) + 1 && floodCalls >= 100 && r.status === 200,
+    `${floodCalls} calls in ${elapsed.toFixed(2)} s, statuses ${[...new Set(statuses)]}, user ${r.status}`);
+  console.log(`# flood: 400 random tokens in ${elapsed.toFixed(2)} s, ${floodCalls} introspection calls`);
+  await new Promise((res) => setTimeout(res, 300)); // the bucket refills a few calls
+
+  // The provider failing (503): a token seen before works from the cache; a new one
+  // gets 401 (fail closed) and a log line that says why, without the token.
+  introspection.failing = true;
+  r = await mcp(carol, { jsonrpc: '2.0', id: 22, method: 'tools/list' }, csid, IM);
+  check('introspection: provider failing, a cached active token still works', r.status === 200, `${r.status} ${r.www}`);
+  const late = opaque('late', {});
+  await irefused('provider failing (HTTP 503)', late, 'could not check');
+  introspection.failing = false;
+  // The provider unreachable (nothing listens at the endpoint): the same, and the log
+  // line names the cause.
+  const deadUrl = `http://127.0.0.1:${await freePort()}/introspect`;
+  const unreachable = await startBoris('boris-unreachable', ['--oauth-client-id', INTRO_ID, '--oauth-introspection-url', deadUrl], { BORIS_OAUTH_CLIENT_SECRET: INTRO_SECRET });
+  const orphan = `opaque-orphan-${Math.random().toString(36).slice(2)}`;
+  r = await mcp(orphan, init, undefined, unreachable.mcpUrl);
+  check('introspection: provider unreachable: 401 invalid_token', r.status === 401 && r.www.includes('could not check'), `${r.status} ${r.www}`);
+  await new Promise((res) => setTimeout(res, 200));
+  const logs = [logPath, intro.logPath, unreachable.logPath].map((p) => readFileSync(p, 'utf8'));
+  const line = (log) => log.split('\n').find((l) => l.includes('cannot introspect an access token')) ?? '';
+  check('introspection: provider failing is logged with the endpoint and the status', line(logs[1]).includes('/introspect-form: HTTP 503'), line(logs[1]).slice(0, 300) || logs[1].slice(-600));
+  check('introspection: provider unreachable is logged with the endpoint and the cause', line(logs[2]).includes(deadUrl) && /connection refused/i.test(line(logs[2])), line(logs[2]).slice(0, 300) || logs[2].slice(-600));
+  const leaked = [...introspection.answers.keys(), late, orphan, INTRO_SECRET].filter((t) => logs.some((log) => log.includes(t)));
+  check('introspection: no token and no client secret in any log', leaked.length === 0, leaked.join(','));
 } catch (e) {
   check('the run finishes', false, e?.stack ?? String(e));
 } finally {

@@ -33,9 +33,19 @@ pub struct IssuerKeys {
     state: tokio::sync::Mutex<State>,
 }
 
+/// What Boris uses of an issuer's metadata (RFC 8414 §2, OpenID Discovery §3).
+#[derive(Debug, Clone, Default)]
+struct Metadata {
+    jwks_uri: Option<String>,
+    introspection_endpoint: Option<String>,
+}
+
 #[derive(Default)]
 struct State {
-    jwks_uri: Option<String>,
+    metadata: Option<Metadata>,
+    /// When the metadata was last asked for: a failed discovery is retried at most once
+    /// per refetch interval.
+    last_discovery: Option<Instant>,
     keys: Option<JwkSet>,
     fetched: Option<Instant>,
     last_attempt: Option<Instant>,
@@ -102,11 +112,11 @@ impl IssuerKeys {
         state.last_attempt = Some(Instant::now());
         state.fetches += 1;
         let result = async {
-            if state.jwks_uri.is_none() {
-                state.jwks_uri = Some(self.discover().await?);
-            }
-            let uri = state.jwks_uri.as_deref().unwrap_or_default();
-            let body = self.get(uri).await?;
+            let uri =
+                self.metadata(state).await?.jwks_uri.ok_or_else(|| {
+                    format!("issuer {}'s metadata names no jwks_uri", self.issuer)
+                })?;
+            let body = self.get(&uri).await?;
             serde_json::from_slice::<JwkSet>(&body)
                 .map_err(|e| format!("the key set at {uri} is not a JWKS: {e}"))
         }
@@ -123,9 +133,42 @@ impl IssuerKeys {
         }
     }
 
-    /// The issuer's `jwks_uri`, from the first metadata document that answers and names
-    /// this issuer (RFC 8414 §3.3: a document for another issuer is not used).
-    async fn discover(&self) -> Result<String, String> {
+    /// The issuer's introspection endpoint (RFC 8414 §2, RFC 7662 §4), from its metadata.
+    pub async fn introspection_endpoint(&self) -> Result<String, String> {
+        let mut state = self.state.lock().await;
+        self.metadata(&mut state).await?.introspection_endpoint.ok_or_else(|| {
+            format!(
+                "issuer {}'s metadata names no introspection_endpoint: give --oauth-introspection-url",
+                self.issuer
+            )
+        })
+    }
+
+    /// The metadata, discovered once; a failed discovery is retried at most once per
+    /// refetch interval (tokens arriving meanwhile are refused: fail closed).
+    async fn metadata(&self, state: &mut State) -> Result<Metadata, String> {
+        if let Some(m) = &state.metadata {
+            return Ok(m.clone());
+        }
+        if state
+            .last_discovery
+            .is_some_and(|t| t.elapsed() < self.refetch_interval)
+        {
+            return Err(format!(
+                "issuer {}'s metadata could not be fetched (retried at most every {} s)",
+                self.issuer,
+                self.refetch_interval.as_secs()
+            ));
+        }
+        state.last_discovery = Some(Instant::now());
+        let found = self.discover().await?;
+        state.metadata = Some(found.clone());
+        Ok(found)
+    }
+
+    /// The issuer's metadata, from the first document that answers and names this issuer
+    /// (RFC 8414 §3.3: a document for another issuer is not used).
+    async fn discover(&self) -> Result<Metadata, String> {
         let mut errors = Vec::new();
         for url in metadata_urls(&self.issuer) {
             let doc = match self.get(&url).await {
@@ -146,12 +189,16 @@ impl IssuerKeys {
                 errors.push(format!("{url}: names another issuer"));
                 continue;
             }
-            let Some(jwks) = doc.get("jwks_uri").and_then(|v| v.as_str()) else {
-                errors.push(format!("{url}: no jwks_uri"));
-                continue;
+            let endpoint = |name: &str| -> Result<Option<String>, String> {
+                match doc.get(name).and_then(|v| v.as_str()) {
+                    None => Ok(None),
+                    Some(u) => crate::config::oauth::checked_url(name, u).map(|_| Some(u.into())),
+                }
             };
-            crate::config::oauth::checked_url("jwks_uri", jwks)?;
-            return Ok(jwks.to_string());
+            return Ok(Metadata {
+                jwks_uri: endpoint("jwks_uri")?,
+                introspection_endpoint: endpoint("introspection_endpoint")?,
+            });
         }
         Err(format!(
             "no metadata for issuer {}: {}",
@@ -161,24 +208,44 @@ impl IssuerKeys {
     }
 
     async fn get(&self, url: &str) -> Result<Vec<u8>, String> {
-        let mut response = self
-            .client
-            .get(url)
-            .send()
-            .await
-            .map_err(|e| format!("{url}: {e}"))?;
-        if !response.status().is_success() {
-            return Err(format!("{url}: HTTP {}", response.status()));
-        }
-        let mut body = Vec::new();
-        while let Some(chunk) = response.chunk().await.map_err(|e| format!("{url}: {e}"))? {
-            if body.len() + chunk.len() > MAX_DOCUMENT_BYTES {
-                return Err(format!("{url}: over {MAX_DOCUMENT_BYTES} bytes"));
-            }
-            body.extend_from_slice(&chunk);
-        }
-        Ok(body)
+        read_capped(url, self.client.get(url).send().await).await
     }
+}
+
+/// An HTTP client error with its causes ("error sending request: … Connection refused").
+fn describe(e: reqwest::Error) -> String {
+    let e = e.without_url();
+    let mut text = e.to_string();
+    let mut source = std::error::Error::source(&e);
+    while let Some(cause) = source {
+        text.push_str(&format!(": {cause}"));
+        source = cause.source();
+    }
+    text
+}
+
+/// A successful response's body, at most [`MAX_DOCUMENT_BYTES`]; errors name `url` (never
+/// a request's body: an introspected token is sent there).
+pub async fn read_capped(
+    url: &str,
+    response: reqwest::Result<reqwest::Response>,
+) -> Result<Vec<u8>, String> {
+    let mut response = response.map_err(|e| format!("{url}: {}", describe(e)))?;
+    if !response.status().is_success() {
+        return Err(format!("{url}: HTTP {}", response.status()));
+    }
+    let mut body = Vec::new();
+    while let Some(chunk) = response
+        .chunk()
+        .await
+        .map_err(|e| format!("{url}: {}", describe(e)))?
+    {
+        if body.len() + chunk.len() > MAX_DOCUMENT_BYTES {
+            return Err(format!("{url}: over {MAX_DOCUMENT_BYTES} bytes"));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
 }
 
 /// Where an issuer's metadata may be: RFC 8414's well-known name inserted before the

@@ -6,6 +6,8 @@
 //! `boris:metrics` (`/metrics`). A call beyond the token's scopes gets 403
 //! `insufficient_scope` naming the scopes needed. The token is never logged nor passed on.
 
+pub mod claims;
+pub mod introspect;
 pub mod keys;
 pub mod verify;
 
@@ -15,10 +17,10 @@ use axum::http::{HeaderName, HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::{Json, Router, routing::get};
+pub use claims::Grant;
 use rmcp::model::Tool;
 use std::collections::HashMap;
 use std::sync::Arc;
-pub use verify::Grant;
 
 pub const READ: &str = "boris:read";
 pub const EDIT: &str = "boris:edit";
@@ -122,9 +124,16 @@ impl Guard {
             .collect();
         Ok(Self {
             verifier: verify::Verifier {
-                resource: config.resource.clone(),
+                rules: claims::Rules {
+                    resource: config.resource.clone(),
+                    issuers: config.issuers.clone(),
+                    clock_skew: config.clock_skew,
+                },
                 issuers,
-                clock_skew: config.clock_skew,
+                introspection: config
+                    .introspection
+                    .as_ref()
+                    .map(|c| introspect::Introspector::new(c, client.clone())),
             },
             config: config.clone(),
             header,
