@@ -512,7 +512,9 @@ impl Default for PathLocks {
 }
 
 impl PathLocks {
-    fn stripe(&self, path: &Path) -> usize {
+    /// Which lock `path` takes: two paths with the same one are serialised together
+    /// (and must be locked through [`PathLocks::lock_many`] when held at once).
+    pub fn stripe(&self, path: &Path) -> usize {
         use std::hash::{Hash, Hasher};
         let mut h = std::hash::DefaultHasher::new();
         path.hash(&mut h);

@@ -136,10 +136,13 @@ pub fn run(ctx: &Ctx, args: RenameArgs, ct: &CancellationToken) -> ToolResult<Ca
             )));
         }
         let files = resolve_files(ctx, by_file)?;
-        let _locks: Vec<_> = files
-            .iter()
-            .map(|(p, _)| ctx.shared.edit_locks.lock(&p.real))
-            .collect();
+        // Locked all at once, by stripe: two files on one stripe must not lock it twice
+        // (a call that waited on itself forever, seen in CI as a rename that never
+        // answered once the language server had).
+        let _locks = ctx
+            .shared
+            .edit_locks
+            .lock_many(files.iter().map(|(p, _)| p.real.as_path()));
         let changes = files
             .iter()
             .map(|(path, edits)| prepare_change(ctx, a, path, edits))

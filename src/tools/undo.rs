@@ -162,10 +162,12 @@ fn finish(ctx: &Ctx, path: &ScopedPath, restored: String) -> ToolResult<CallTool
 /// still hold what Boris wrote, or nothing is undone; then each gets its content back.
 fn undo_group(ctx: &Ctx, group: u64) -> ToolResult<CallToolResult> {
     let files = ctx.ws.history().group_files(group);
-    let _locks: Vec<_> = files
-        .iter()
-        .map(|f| ctx.shared.edit_locks.lock(f))
-        .collect();
+    // By stripe, each once (fsutil::PathLocks::lock_many): files on one stripe would
+    // otherwise lock it twice and wait forever.
+    let _locks = ctx
+        .shared
+        .edit_locks
+        .lock_many(files.iter().map(|f| f.as_path()));
     let mut plan = Vec::new();
     for real in &files {
         let Some((after_hash, before)) = ctx
