@@ -172,19 +172,7 @@ mod tests {
         AuthArgs {
             auth,
             token_header: header.map(str::to_string),
-            oauth: super::super::oauth::OauthArgs {
-                issuers: Vec::new(),
-                public_url: None,
-                oauth_clock_skew: 30,
-                oauth_jwks_ttl: 300,
-                oauth_jwks_refetch_interval: 10,
-                client_id: None,
-                client_secret_file: None,
-                introspection_url: None,
-                introspect_all: false,
-                introspection_ttl: 60,
-                client_secret_env: None,
-            },
+            oauth: super::super::oauth::tests::args(&[], None),
         }
     }
 

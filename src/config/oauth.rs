@@ -293,10 +293,11 @@ pub(crate) fn checked_url(flag: &str, value: &str) -> Result<Url, String> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
-    fn args(issuers: &[&str], public: Option<&str>) -> OauthArgs {
+    /// The flags at their defaults, with `issuers` and `public` (also for auth.rs's tests).
+    pub(in crate::config) fn args(issuers: &[&str], public: Option<&str>) -> OauthArgs {
         OauthArgs {
             issuers: issuers.iter().map(|s| s.to_string()).collect(),
             public_url: public.map(str::to_string),

@@ -113,7 +113,15 @@ pub fn block_on<T: Send + 'static>(
         }
     };
     task.abort();
-    tracing::warn!(?stopped, "a call stopped waiting for its language server");
+    match stopped {
+        // The client's choice (or the server's shutdown): nothing went wrong.
+        Stopped::Cancelled => {
+            tracing::debug!("a call was cancelled while it waited for its language server")
+        }
+        Stopped::Overran => {
+            tracing::warn!("a call stopped waiting for its language server past its deadline")
+        }
+    }
     Err(stopped)
 }
 

@@ -262,24 +262,7 @@ fn check_text(expect: &Expect, what: &str, subject: &str, fails: &mut Vec<String
             first_difference(want, subject)
         ));
     }
-    for c in expect.contains.iter() {
-        if !subject.contains(c.as_str()) {
-            fails.push(format!(
-                "expected {what} to contain {}, got {}",
-                quote(c),
-                quote(subject)
-            ));
-        }
-    }
-    for c in expect.not_contains.iter() {
-        if subject.contains(c.as_str()) {
-            fails.push(format!(
-                "expected {what} not to contain {}, got {}",
-                quote(c),
-                quote(subject)
-            ));
-        }
-    }
+    check_contains(fails, what, subject, &expect.contains, &expect.not_contains);
     for r in expect.regex.iter() {
         match regex::Regex::new(r) {
             Err(e) => fails.push(format!("invalid regex /{r}/: {e}")),
@@ -428,24 +411,13 @@ pub fn check_http(
             first_difference(want, body)
         ));
     }
-    for c in expect.body_contains.iter() {
-        if !body.contains(c.as_str()) {
-            fails.push(format!(
-                "expected the body to contain {}, got {}",
-                quote(c),
-                quote(body)
-            ));
-        }
-    }
-    for c in expect.body_not_contains.iter() {
-        if body.contains(c.as_str()) {
-            fails.push(format!(
-                "expected the body not to contain {}, got {}",
-                quote(c),
-                quote(body)
-            ));
-        }
-    }
+    check_contains(
+        &mut fails,
+        "the body",
+        body,
+        &expect.body_contains,
+        &expect.body_not_contains,
+    );
     fails
 }
 
@@ -456,6 +428,34 @@ fn first_difference(a: &str, b: &str) -> String {
         String::new()
     } else {
         format!(" (first difference at char {n})")
+    }
+}
+
+/// Each string of `wanted` must occur in `subject`, none of `unwanted`.
+fn check_contains(
+    fails: &mut Vec<String>,
+    what: &str,
+    subject: &str,
+    wanted: &super::model::Strings,
+    unwanted: &super::model::Strings,
+) {
+    for c in wanted.iter() {
+        if !subject.contains(c.as_str()) {
+            fails.push(format!(
+                "expected {what} to contain {}, got {}",
+                quote(c),
+                quote(subject)
+            ));
+        }
+    }
+    for c in unwanted.iter() {
+        if subject.contains(c.as_str()) {
+            fails.push(format!(
+                "expected {what} not to contain {}, got {}",
+                quote(c),
+                quote(subject)
+            ));
+        }
     }
 }
 

@@ -188,8 +188,6 @@ if __name__ == "__main__":
     if sys.argv[1] == "--embed":
         embed(sys.argv[2], sys.argv[3], "--check" in sys.argv)
     elif sys.argv[1] == "--scores":
-        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-        import scores
         sys.stdout.write(scores.render(load(sys.argv[2], sys.argv[3:]), sys.argv[3:], title,
                                        server_of, os.path.dirname(os.path.abspath(__file__))))
     elif sys.argv[1] == "--details":

@@ -130,6 +130,20 @@ export BORIS_SPEC_LSP_PATH
 # Cases at once per server: the cases mostly wait (on timeouts, processes, servers), so
 # CI's 2 cores run 4 at once with room to spare (COMPAT_JOBS to change it).
 JOBS="${COMPAT_JOBS:-4}"
+# run_cases NAME LOG ARGS...: boris-spec against server NAME from the empty dir $work, its
+# output in LOG. stdio, 2025-11-25: the matrix compares servers; cargo test runs Boris on
+# every route.
+run_cases() {
+  local name=$1 log=$2
+  shift 2
+  # shellcheck disable=SC2086
+  (cd "$work" && HOME="$work" "$SPEC" run --server "${SERVER[$name]}" --adapter "$name" \
+      --transport stdio --era 2025-11-25 ${RUN_ARGS[$name]:-} "$@") > "$log" 2>&1
+}
+# failures_whole LOG: each FAIL of a run with the lines under it (the server's stderr tail).
+failures_whole() {
+  awk '/^FAIL/ {on=1; n=0} /^[^ ]/ && !/^FAIL/ {on=0} on && n++ < 40' "$1" | cut -c1-400 >&2
+}
 status=0
 for name in "${ORDER[@]}"; do
   base="$HERE/$name.baseline.yml"
@@ -148,41 +162,9 @@ for name in "${ORDER[@]}"; do
   fi
   # Each case runs in its own temp dir; run from an empty one so nothing leaks in.
   work=$(mktemp -d)
-  # stdio, 2025-11-25: the matrix compares servers; cargo test runs Boris on every route.
-  (cd "$work" && HOME="$work" "$SPEC" run --server "${SERVER[$name]}" --adapter "$name" \
-      --transport stdio --era 2025-11-25 ${RUN_ARGS[$name]:-} \
-      --baseline "$base" --json "$OUT/$name.json" --report "$OUT/$name.md" -j "$JOBS") \
-      > "$OUT/$name.log" 2>&1
+  run_cases "$name" "$OUT/$name.log" --baseline "$base" --json "$OUT/$name.json" \
+    --report "$OUT/$name.md" -j "$JOBS"
   rc=$?
-  # A Boris case that got no answer in time is run once more on its own, and the first
-  # failure printed whole (its stderr tail says where the call waited): a hung call is a
-  # bug to find, not to hide, but it should not stop every other change from landing
-  # while it is found. Only "no response" failures, only Boris's own profiles; cargo test
-  # runs the same cases with no second try.
-  if [ $rc -ne 0 ] && [[ "$name" == boris* ]]; then
-    hung=$(grep -E '^FAIL spec/[^:]+\.yaml: .*no response to id' "$OUT/$name.log" | sed -E 's/^FAIL (spec\/[^:]+\.yaml):.*/\1/' | sort -u)
-    others=$(grep -E '^(FAIL|STALE)' "$OUT/$name.log" | grep -cv 'no response to id')
-    if [ -n "$hung" ] && [ "$others" = 0 ]; then
-      echo "compat: $name: no answer in time in $(echo "$hung" | wc -l) case(s); the first failure, then a second run of each:" >&2
-      awk '/^FAIL/ {on=1; n=0} /^[^ ]/ && !/^FAIL/ {on=0} on && n++ < 40' "$OUT/$name.log" | cut -c1-400 >&2
-      # shellcheck disable=SC2086
-      (cd "$work" && HOME="$work" "$SPEC" run --server "${SERVER[$name]}" --adapter "$name" \
-          --transport stdio --era 2025-11-25 ${RUN_ARGS[$name]:-} \
-          --json "$OUT/$name.again.json" $(echo "$hung" | sed 's/^spec\///')) > "$OUT/$name.again.log" 2>&1
-      if [ $? -eq 0 ]; then
-        echo "compat: $name: every one passed the second time (flaky: see the failure above)" >&2
-        python3 - "$OUT/$name.json" "$OUT/$name.again.json" <<'PY' && rc=0
-import json, sys
-first, again = (json.load(open(p)) for p in sys.argv[1:3])
-passed = {c["path"]: c for c in again["cases"] if c["status"] == "pass"}
-first["cases"] = [passed.get(c["path"], c) for c in first["cases"]]
-json.dump(first, open(sys.argv[1], "w"), indent=1)
-PY
-      else
-        cat "$OUT/$name.again.log" >&2
-      fi
-    fi
-  fi
   rm -rf "$work"
   tail -n 3 "$OUT/$name.log" >&2
   echo "($name: ${SECONDS}s into the run)" >&2
@@ -191,9 +173,7 @@ PY
     grep -E '^(FAIL|STALE)' "$OUT/$name.log" | cut -c1-300 >&2
     # Boris's own failures whole, the server's stderr tail included: CI keeps no cache, so
     # this is the only trace a failure there leaves.
-    if [[ "$name" == boris* ]]; then
-      awk '/^FAIL/ {on=1; n=0} /^[^ ]/ && !/^FAIL/ {on=0} on && n++ < 40' "$OUT/$name.log" | cut -c1-400 >&2
-    fi
+    [[ "$name" == boris* ]] && failures_whole "$OUT/$name.log"
     status=1
   elif [[ "$SLOW" == *" $name "* ]]; then
     python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); json.dump(r, open(sys.argv[2], "w"), indent=0, sort_keys=True)' \
