@@ -11,10 +11,20 @@
 //! then was swapped in after the check: the open is tried once more (a swap in a loop
 //! may have been undone) and otherwise refused, never followed.
 //!
-//! What was opened is checked again by identity: its current name (from
-//! `/proc/self/fd`) against the deny list — a directory renamed into the path (no
-//! symlink involved) cannot bring a denied file in — and, for a file with several links,
-//! its `(dev, inode)` against the denied files' (see [`Policy::denied_inode`]).
+//! What was opened is the object the checked name named at that instant: the kernel
+//! walked exactly those names (no symlink, never above the root). The deny list goes by
+//! name, so that is the name it is judged by. A file with several links is checked again
+//! by identity, its `(dev, inode)` against the denied files' (see
+//! [`Policy::denied_inode`]): a hard link is another name for denied bytes.
+//!
+//! What the name cannot show is a denied directory or file renamed (or exchanged with
+//! `RENAME_EXCHANGE`) to an allowed name. The file tools do not look for that after the
+//! open (they once read the descriptor's current name from `/proc/self/fd`: a check that
+//! sees only a rename undone between the open and the look, at about 4.5 µs an open,
+//! issue 25 §2's cost): whoever can make such a rename beats any name check without a
+//! race, by renaming and leaving it so. A confined command cannot (a covered path is a
+//! mount point; `spec/sandbox/denied-renamed-into-allowed-name.yaml`); with the sandbox
+//! off, or Landlock alone, commands read the denied names directly anyway (DEC-100).
 //!
 //! Writes create their temporary file and rename it inside the parent directory they
 //! opened this way ([`crate::fsutil::atomic_write`]), never by path.
@@ -31,7 +41,7 @@ use nix::sys::stat::Mode;
 use std::collections::HashSet;
 use std::ffi::OsString;
 use std::fs::{File, Metadata};
-use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -272,7 +282,7 @@ pub fn open_read(real: &Path) -> Result<(File, Metadata)> {
     let fd = open(real, OFlag::O_RDONLY | OFlag::O_NONBLOCK, Mode::empty())?;
     let file = File::from(fd);
     let meta = file.metadata().map_err(Error::Io)?;
-    verify(&file, &meta, real)?;
+    verify(&meta)?;
     Ok((file, meta))
 }
 
@@ -280,7 +290,7 @@ pub fn open_read(real: &Path) -> Result<(File, Metadata)> {
 pub fn metadata(real: &Path) -> Result<Metadata> {
     let file = File::from(open(real, OFlag::O_PATH, Mode::empty())?);
     let meta = file.metadata().map_err(Error::Io)?;
-    verify(&file, &meta, real)?;
+    verify(&meta)?;
     Ok(meta)
 }
 
@@ -299,14 +309,6 @@ pub fn parent(real: &Path) -> Result<Parent> {
         )));
     };
     let fd = open(dir, OFlag::O_PATH | OFlag::O_DIRECTORY, Mode::empty())?;
-    // Beneath its root the directory is; only the deny list needs its current name.
-    if let Some(policy) = POLICY.get()
-        && !policy.scope.deny_patterns().is_empty()
-        && !*UNCHECKED
-        && let Some(now) = current_path(fd.as_fd())
-    {
-        policy.check_name(&now.join(name))?;
-    }
     Ok(Parent {
         dir: fd,
         name: name.to_os_string(),
@@ -342,11 +344,6 @@ pub fn create_dir_all(real: &Path) -> Result<()> {
             other => other?,
         };
         held = Some(next);
-    }
-    if let (Some(policy), Some(fd)) = (POLICY.get(), &held)
-        && let Some(now) = current_path(fd.as_fd())
-    {
-        policy.check_name(&now)?;
     }
     Ok(())
 }
@@ -406,38 +403,13 @@ pub fn is_private(path: &Path, walk_root: &Path) -> bool {
     })
 }
 
-/// `/proc/self/fd`, opened once: each name check is then one `readlinkat` of a number
-/// in it, not a walk of `/proc/self/fd/N` from the root.
-static PROC_FDS: LazyLock<Option<OwnedFd>> =
-    LazyLock::new(|| open_dir_by_name(Path::new("/proc/self/fd")).ok());
-
-/// The path the kernel now knows an open descriptor by (`None` when unknown).
-pub fn current_path(fd: BorrowedFd<'_>) -> Option<PathBuf> {
-    let name = fd.as_raw_fd().to_string();
-    let target = match PROC_FDS.as_ref() {
-        Some(dir) => nix::fcntl::readlinkat(dir, name.as_str()).ok()?,
-        None => std::fs::read_link(format!("/proc/self/fd/{name}"))
-            .ok()?
-            .into(),
-    };
-    Some(PathBuf::from(target)).filter(|p| p.is_absolute())
-}
-
-/// Checks an opened file by what it is now, not by the name it was asked by: `real`,
-/// which passed the deny list and the roots before it was opened (the scope's check,
-/// or a walk's filter). Still known by that name, it needs no second match against the deny
-/// list (the patterns and roots are the process's, fixed); known by another (a
-/// directory renamed along the path meanwhile), the new name is matched.
-fn verify(file: &File, meta: &Metadata, real: &Path) -> Result<()> {
+/// Checks an opened file by what it is, beyond the name it was opened by (which passed
+/// the deny list and the roots: the scope's check, or a walk's filter): a file with
+/// several links may be a denied file's other name.
+fn verify(meta: &Metadata) -> Result<()> {
     let Some(policy) = POLICY.get().filter(|_| !*UNCHECKED) else {
         return Ok(());
     };
-    if !policy.scope.deny_patterns().is_empty()
-        && let Some(now) = current_path(file.as_fd())
-        && now != real
-    {
-        policy.check_name(&now)?;
-    }
     if meta.is_file() && meta.nlink() > 1 && policy.denied_inode(meta.dev(), meta.ino()) {
         return Err(Error::Denied(
             "it is a hard link to a file the deny list (--deny-dir) covers".to_string(),
