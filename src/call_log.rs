@@ -29,7 +29,7 @@ impl Outcome {
             return Outcome::Cancelled;
         }
         match result {
-            Err(e) if e.message == crate::transport::drain::SHUTTING_DOWN => Outcome::ShuttingDown,
+            Err(e) if e.message == crate::drain::SHUTTING_DOWN => Outcome::ShuttingDown,
             Err(e) => Outcome::Error(e.code.0.to_string()),
             Ok(CallToolResponse::Complete(r)) => Self::of_result(r),
             Ok(CallToolResponse::Task(_)) => Outcome::Task,
@@ -157,10 +157,7 @@ mod tests {
         );
         let rpc = Err(McpError::invalid_params("bad", None));
         assert_eq!(Outcome::of(&rpc, false), Outcome::Error("-32602".into()));
-        let ended = Err(McpError::internal_error(
-            crate::transport::drain::SHUTTING_DOWN,
-            None,
-        ));
+        let ended = Err(McpError::internal_error(crate::drain::SHUTTING_DOWN, None));
         assert_eq!(Outcome::of(&ended, false), Outcome::ShuttingDown);
     }
 

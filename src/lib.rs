@@ -5,9 +5,11 @@
 //! `boris` binary is a thin `main` over [`config`] and [`transport`]. See ARCHITECTURE.md
 //! for the code map and the invariants.
 
+pub mod access;
 pub mod beneath;
 pub mod call_log;
 pub mod config;
+pub mod drain;
 pub mod edit_history;
 pub mod error;
 pub mod exec;
@@ -20,6 +22,7 @@ pub mod metrics;
 pub mod sandbox;
 pub mod scope;
 pub mod search;
+pub mod secret_env;
 pub mod server;
 pub mod spec;
 pub mod terminal;

@@ -87,9 +87,10 @@ fn main() -> ExitCode {
     let outcome = runtime.block_on(async move {
         match shared.config.transport {
             Transport::Stdio => {
+                let signal = boris::transport::ShutdownSignal::listen();
                 tokio::select! {
                     r = boris::transport::stdio::serve(shared) => r,
-                    _ = boris::transport::shutdown_signal() => {
+                    _ = signal.recv() => {
                         tracing::info!("signal received, shutting down");
                         boris::exec::begin_shutdown();
                         Ok(())

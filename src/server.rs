@@ -157,7 +157,7 @@ impl ServerHandler for BorisServer {
             match grant(&context) {
                 Some(grant) => tools
                     .into_iter()
-                    .filter(|t| grant.allows(crate::transport::oauth::scope_for(t)))
+                    .filter(|t| grant.allows(crate::access::scope_for(t)))
                     .collect(),
                 None => tools,
             }
@@ -317,7 +317,7 @@ impl ServerHandler for BorisServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        let drain = crate::transport::drain::global();
+        let drain = crate::drain::global();
         let _counted = drain.call_started();
         let started = std::time::Instant::now();
         let tool = request.name.to_string();
@@ -334,12 +334,12 @@ impl ServerHandler for BorisServer {
         // holds for any message that reaches a tool some other way.
         if let Some(grant) = grant(&context)
             && let Some(tool) = self.get_tool(&tool)
-            && !grant.allows(crate::transport::oauth::scope_for(&tool))
+            && !grant.allows(crate::access::scope_for(&tool))
         {
             return Err(McpError::invalid_request(
                 format!(
                     "insufficient_scope: this tool needs scope {}",
-                    crate::transport::oauth::scope_for(&tool)
+                    crate::access::scope_for(&tool)
                 ),
                 None,
             ));
@@ -347,7 +347,7 @@ impl ServerHandler for BorisServer {
         let result = tokio::select! {
             result = self.run_tool(request, context) => result,
             _ = drain.ended().cancelled() => Err(McpError::internal_error(
-                crate::transport::drain::SHUTTING_DOWN,
+                crate::drain::SHUTTING_DOWN,
                 None,
             )),
         };
@@ -447,9 +447,9 @@ fn tool_name_in(shared: &Shared, name: &str) -> Option<crate::tool_name::ToolNam
 }
 
 /// The grant of the request's OAuth token (`--auth oauth` over HTTP), if any.
-fn grant(context: &RequestContext<RoleServer>) -> Option<&crate::transport::oauth::Grant> {
+fn grant(context: &RequestContext<RoleServer>) -> Option<&crate::access::Grant> {
     context
         .extensions
         .get::<axum::http::request::Parts>()
-        .and_then(crate::transport::oauth::grant_of)
+        .and_then(crate::access::grant_of)
 }

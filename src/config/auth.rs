@@ -6,7 +6,7 @@
 //! authentication is refused unless `--auth none` says so: until now Boris only warned,
 //! and a warning in a container's log is read after the fact.
 
-use std::net::IpAddr;
+use super::values::is_loopback;
 
 /// `--auth`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -65,15 +65,6 @@ impl Auth {
             _ => "Authorization",
         }
     }
-}
-
-/// Whether `host` (a bind address or name) is loopback only.
-pub fn is_loopback(host: &str) -> bool {
-    host == "localhost"
-        || host
-            .trim_matches(|c| c == '[' || c == ']')
-            .parse::<IpAddr>()
-            .is_ok_and(|ip| ip.is_loopback())
 }
 
 /// Headers a proxy consumes or rewrites: a token there would not arrive, or would be
@@ -225,17 +216,5 @@ mod tests {
                 "{bad:?}"
             );
         }
-    }
-
-    #[test]
-    fn loopback_names() {
-        assert!(is_loopback("127.0.0.1"));
-        assert!(is_loopback("127.1.2.3"));
-        assert!(is_loopback("::1"));
-        assert!(is_loopback("[::1]"));
-        assert!(is_loopback("localhost"));
-        assert!(!is_loopback("0.0.0.0"));
-        assert!(!is_loopback("10.1.2.3"));
-        assert!(!is_loopback("boris.internal"));
     }
 }

@@ -9,11 +9,13 @@
 mod auth;
 mod http_limits;
 pub mod oauth;
+pub mod origin;
 mod validate;
 mod values;
 
-pub use auth::{Auth, AuthArgs, AuthMode, is_loopback};
+pub use auth::{Auth, AuthArgs, AuthMode};
 pub use http_limits::HttpLimits;
+pub use values::is_loopback;
 
 pub use values::{TaskAfter, parse_seconds, parse_size, parse_task_after, split_env_list};
 

@@ -106,7 +106,7 @@ pub struct OauthArgs {
 }
 
 /// The env var holding the introspection client's secret; never passed to commands.
-pub const CLIENT_SECRET_ENV: &str = "BORIS_OAUTH_CLIENT_SECRET";
+pub const CLIENT_SECRET_ENV: &str = crate::secret_env::OAUTH_CLIENT_SECRET;
 
 /// A secret that never shows in a `Debug` print (configurations are logged).
 #[derive(Clone, PartialEq, Eq)]
@@ -268,7 +268,7 @@ pub(crate) fn checked_url(flag: &str, value: &str) -> Result<Url, String> {
     let host = url.host_str().unwrap_or("");
     match url.scheme() {
         "https" => {}
-        "http" if super::auth::is_loopback(host) => {}
+        "http" if super::values::is_loopback(host) => {}
         "http" => {
             return Err(format!(
                 "invalid value {value:?} for {flag}: http is allowed only on loopback (tokens and keys would cross the network in the clear); use https"

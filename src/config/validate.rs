@@ -202,7 +202,7 @@ impl Cli {
             "BORIS_ALLOWED_ORIGINS",
         );
         for origin in &allowed_origins {
-            if !crate::transport::http::valid_origin_entry(origin) {
+            if !super::origin::valid_origin_entry(origin) {
                 return Err(ConfigError(format!(
                     "invalid value {origin:?} for {origin_name}: an origin is scheme://host[:port] \
                      and nothing else, e.g. https://app.example.com or http://devbox:*"

@@ -1,7 +1,17 @@
 //! Pure parsers of flag values: sizes, seconds, `--task-after`, comma-separated env
-//! lists.
+//! lists, whether a host is loopback.
 
+use std::net::IpAddr;
 use std::time::Duration;
+
+/// Whether `host` (a bind address or name) is loopback only.
+pub fn is_loopback(host: &str) -> bool {
+    host == "localhost"
+        || host
+            .trim_matches(|c| c == '[' || c == ']')
+            .parse::<IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
 
 /// Splits a comma-separated env list. Commas inside `{…}` (glob alternations) do not
 /// split; surrounding whitespace is trimmed and empty items dropped.
@@ -61,6 +71,18 @@ fn size_error(value: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn loopback_names() {
+        assert!(is_loopback("127.0.0.1"));
+        assert!(is_loopback("127.1.2.3"));
+        assert!(is_loopback("::1"));
+        assert!(is_loopback("[::1]"));
+        assert!(is_loopback("localhost"));
+        assert!(!is_loopback("0.0.0.0"));
+        assert!(!is_loopback("10.1.2.3"));
+        assert!(!is_loopback("boris.internal"));
+    }
 
     #[test]
     fn env_lists_split_outside_braces_only() {

@@ -295,9 +295,10 @@ fn spawn_unconfined(
         .envs(spec.env.iter().map(|(k, v)| (k, v)))
         // The bearer token and the introspection client's secret are Boris's secrets,
         // not the command's.
-        .env_remove("BORIS_TOKEN")
-        .env_remove(crate::config::oauth::CLIENT_SECRET_ENV)
         .env(TAG_VAR, tag);
+    for secret in crate::secret_env::ALL {
+        cmd.env_remove(secret);
+    }
     let [stdin, stdout, stderr] = wiring.child_stdio()?;
     cmd.stdin(Stdio::from(stdin))
         .stdout(Stdio::from(stdout))

@@ -209,9 +209,7 @@ pub(super) fn jailed_env(
     use std::ffi::OsString;
     use std::os::unix::ffi::OsStringExt;
     let mut vars: Vec<(OsString, OsString)> = std::env::vars_os()
-        .filter(|(k, _)| {
-            k != "BORIS_TOKEN" && k != crate::config::oauth::CLIENT_SECRET_ENV && k != "TMPDIR"
-        })
+        .filter(|(k, _)| k != "TMPDIR" && !crate::secret_env::ALL.iter().any(|s| k == s))
         .collect();
     let mut set = |k: &str, v: OsString| {
         vars.retain(|(key, _)| key != k);

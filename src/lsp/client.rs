@@ -4,37 +4,21 @@
 //! agent's commands change.
 
 use super::position::Encoding;
+pub use super::shared::Published;
+use super::shared::{Pushed, ended, lock, stderr_tail};
 pub use super::start::{INITIALIZE_LIMIT, Launch};
 use super::start::{Sink, initialize, initialize_params, router, spawn_process};
 use crate::exec::{self, Running};
 use async_lsp::{MainLoop, ServerSocket};
 use lsp_types::notification::{self as note, Notification};
 use lsp_types::request::{self as req, Request};
-use lsp_types::{Diagnostic, ServerCapabilities, Url, WorkspaceFolder};
-use std::collections::{HashMap, HashSet};
+use lsp_types::{ServerCapabilities, Url, WorkspaceFolder};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicI32, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::watch;
-
-/// What the server pushed: diagnostics per document, work in progress.
-#[derive(Default)]
-pub(super) struct Pushed {
-    pub(super) diagnostics: HashMap<Url, Published>,
-    /// Work-done progress begun and not ended (indexing, analysis).
-    pub(super) progress: HashSet<String>,
-    /// Bumped on every change, so waiters can tell something arrived.
-    pub(super) seq: u64,
-}
-
-#[derive(Clone)]
-pub struct Published {
-    pub version: Option<i32>,
-    pub diagnostics: Vec<Diagnostic>,
-    /// `Pushed::seq` when it arrived.
-    pub seq: u64,
-}
 
 /// An open document: what the server was last told it holds.
 struct Doc {
@@ -83,10 +67,6 @@ pub struct Server {
 const PULL_UNKNOWN: u8 = 0;
 const PULL_YES: u8 = 1;
 const PULL_NO: u8 = 2;
-
-pub(super) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
 
 /// Why a request got no answer.
 #[derive(Debug)]
@@ -551,30 +531,6 @@ impl Drop for Server {
         // the processes that left it.
         self.process.signal_group(nix::sys::signal::Signal::SIGKILL);
     }
-}
-
-/// Resolves once the main loop has ended.
-pub(super) async fn ended(alive: &mut watch::Receiver<bool>) {
-    let _ = alive.wait_for(|a| !*a).await;
-}
-
-pub(super) fn stderr_tail(process: &Running) -> String {
-    let c = exec::lock(&process.stderr);
-    let tail = String::from_utf8_lossy(c.tail());
-    let lines: Vec<&str> = tail
-        .lines()
-        .map(str::trim_end)
-        .filter(|l| !l.is_empty())
-        .collect();
-    if lines.is_empty() {
-        return String::new();
-    }
-    let from = lines.len().saturating_sub(5);
-    let mut text = lines[from..].join(" | ");
-    if text.chars().count() > 600 {
-        text = text.chars().take(600).collect::<String>() + "…";
-    }
-    format!("; it said: {text}")
 }
 
 /// VmRSS of `pid` and its descendants, in bytes.

@@ -17,6 +17,7 @@ pub mod client;
 pub mod format;
 pub mod position;
 pub mod servers;
+mod shared;
 mod start;
 
 use client::{Launch, Server};

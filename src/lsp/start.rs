@@ -3,7 +3,7 @@
 //! the router that answers the server's requests and keeps what it pushes, and the
 //! `initialize` handshake. [`super::client::Server`] holds the running server.
 
-use super::client::{Published, Pushed, ended, lock, stderr_tail};
+use super::shared::{Published, Pushed, ended, lock, stderr_tail};
 use crate::exec::{self, Io, Running, Spawn};
 use async_lsp::ServerSocket;
 use async_lsp::router::Router;

@@ -6,10 +6,10 @@
 //! default one.
 
 use super::{
-    drain, framing, http_budget, http_conn, http_headers, http_ready, http_sessions, http_token,
-    oauth,
+    framing, http_budget, http_conn, http_headers, http_ready, http_sessions, http_token, oauth,
 };
 
+pub use crate::config::origin::{origin_allowed, valid_origin_entry};
 use crate::server::BorisServer;
 use crate::tools::Shared;
 use crate::workspace::Workspace;
@@ -19,7 +19,6 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
-pub use http_headers::{origin_allowed, valid_origin_entry};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use std::io::Write as _;
@@ -442,7 +441,7 @@ fn watched_service(
     })
 }
 
-/// Serves until SIGINT/SIGTERM: then drains ([`drain`]: no new sessions, running calls
+/// Serves until SIGINT/SIGTERM: then drains ([`crate::drain`]: no new sessions, running calls
 /// get `--shutdown-grace`), stops accepting, cancels the sessions (which drops their
 /// workspaces and so kills their background tasks), gives connections a second to
 /// close, and returns.
@@ -451,6 +450,7 @@ pub async fn serve(shared: Arc<Shared>, token: Option<String>) -> anyhow::Result
     use hyper_util::server::conn::auto;
     use hyper_util::server::graceful::GracefulShutdown;
 
+    let signal = crate::transport::ShutdownSignal::listen();
     let config = &shared.config;
     let addr = format!("{}:{}", config.host, config.port);
     // Literal addresses and `localhost` are bound without the system resolver: a static
@@ -510,8 +510,8 @@ pub async fn serve(shared: Arc<Shared>, token: Option<String>) -> anyhow::Result
     // Connections are still accepted while the drain runs: sessions send their calls'
     // follow-ups, and a balancer must see /ready answer 503.
     let shutdown = async {
-        crate::transport::shutdown_signal().await;
-        drain::global().run(grace).await;
+        signal.recv().await;
+        crate::drain::global().run(grace).await;
     };
     tokio::pin!(shutdown);
     let accept_failures = http_conn::Throttle::default();

@@ -42,7 +42,7 @@ pub fn workdir_problem(workdir: &Path) -> Option<String> {
 /// The reasons this instance is not ready (none: ready).
 async fn reasons(readiness: &Readiness) -> Vec<String> {
     let mut reasons = Vec::new();
-    if super::drain::global().draining() {
+    if crate::drain::global().draining() {
         reasons.push("shutting down".to_string());
     }
     let workdir = readiness.workdir.clone();

@@ -81,7 +81,7 @@ pub async fn gate_sessions(
     if session_id(&req).is_some() {
         return next.run(req).await;
     }
-    if super::drain::global().draining() {
+    if crate::drain::global().draining() {
         return refuse_session(
             id,
             "the server is shutting down and takes no new sessions: open one on another instance"

@@ -1,6 +1,5 @@
 //! The two ways agents reach Boris: stdio (spawned as a child) and streamable HTTP.
 
-pub mod drain;
 pub mod framing;
 pub mod http;
 mod http_budget;
@@ -13,18 +12,42 @@ pub mod oauth;
 pub mod stdio;
 mod stdio_fd;
 
-/// Resolves on SIGINT or SIGTERM.
-pub async fn shutdown_signal() {
-    use tokio::signal::unix::{SignalKind, signal};
-    let mut term = match signal(SignalKind::terminate()) {
-        Ok(s) => s,
-        Err(_) => {
-            let _ = tokio::signal::ctrl_c().await;
-            return;
+/// SIGINT and SIGTERM, caught from the moment [`ShutdownSignal::listen`] returns.
+///
+/// Listening is a step of its own, made before the server says it is up: a handler
+/// installed only when a future is first polled left a window after the `bound=` line
+/// in which a SIGTERM killed the server outright (exit by signal 15, not a drain) — on
+/// a loaded machine, a harness that stopped the server right after one quick request
+/// met it about one run in three.
+pub struct ShutdownSignal {
+    term: Option<tokio::signal::unix::Signal>,
+    int: Option<tokio::signal::unix::Signal>,
+}
+
+impl ShutdownSignal {
+    /// Installs the handlers now (inside the runtime). One that cannot be installed is
+    /// left out: the signal then keeps its default action.
+    pub fn listen() -> Self {
+        use tokio::signal::unix::{SignalKind, signal};
+        Self {
+            term: signal(SignalKind::terminate()).ok(),
+            int: signal(SignalKind::interrupt()).ok(),
         }
-    };
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => {}
-        _ = term.recv() => {}
+    }
+
+    /// Resolves on the first SIGINT or SIGTERM.
+    pub async fn recv(mut self) {
+        async fn next(s: &mut Option<tokio::signal::unix::Signal>) {
+            match s {
+                Some(s) => {
+                    s.recv().await;
+                }
+                None => std::future::pending().await,
+            }
+        }
+        tokio::select! {
+            _ = next(&mut self.term) => {}
+            _ = next(&mut self.int) => {}
+        }
     }
 }

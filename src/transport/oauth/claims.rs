@@ -4,21 +4,9 @@
 //! must be an accepted issuer, `aud` must name this resource (RFC 8707; none is refused),
 //! `exp` is required and `exp`/`nbf` hold within the clock skew. Pure: the time is given.
 
+pub use crate::access::Grant;
 use serde::Deserialize;
 use std::time::Duration;
-
-/// Who a token speaks for and what it allows.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Grant {
-    pub subject: Option<String>,
-    pub scopes: Vec<String>,
-}
-
-impl Grant {
-    pub fn allows(&self, scope: &str) -> bool {
-        self.scopes.iter().any(|s| s == scope)
-    }
-}
 
 /// The claims both paths read: a JWT's payload or an introspection answer (RFC 7662
 /// §2.2 uses the same names). Loose types: a claim of the wrong type is refused by

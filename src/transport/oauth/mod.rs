@@ -11,50 +11,20 @@ pub mod introspect;
 pub mod keys;
 pub mod verify;
 
+pub use crate::access::{
+    EDIT, EXEC, Grant, METRICS, READ, ToolScopes, grant_of, scope_for, tool_scopes,
+};
 use crate::config::oauth::{METADATA_WELL_KNOWN, OauthConfig};
 use axum::extract::{Request, State};
 use axum::http::{HeaderName, HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::{Json, Router, routing::get};
-pub use claims::Grant;
-use rmcp::model::Tool;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-pub const READ: &str = "boris:read";
-pub const EDIT: &str = "boris:edit";
-pub const EXEC: &str = "boris:exec";
-pub const METRICS: &str = "boris:metrics";
 /// What a whole coding session needs: the scope of the 401 challenge.
 const SESSION_SCOPES: &str = "boris:read boris:edit boris:exec";
-
-/// The scope a tool needs, from its annotations: read-only tools `boris:read`, tools
-/// that run commands (open world) `boris:exec`, other writing tools `boris:edit`. A tool
-/// without annotations is taken as running commands: the strictest.
-pub fn scope_for(tool: &Tool) -> &'static str {
-    match &tool.annotations {
-        Some(a) if a.read_only_hint == Some(true) => READ,
-        Some(a) if a.open_world_hint == Some(false) => EDIT,
-        _ => EXEC,
-    }
-}
-
-/// The scope each tool needs, by tool name.
-pub type ToolScopes = HashMap<String, &'static str>;
-
-/// The scope each tool of the server needs, by name.
-pub fn tool_scopes(tools: &[Tool]) -> ToolScopes {
-    tools
-        .iter()
-        .map(|t| (t.name.to_string(), scope_for(t)))
-        .collect()
-}
-
-/// The grant a request's token gave, if the server runs `--auth oauth`.
-pub fn grant_of(parts: &axum::http::request::Parts) -> Option<&Grant> {
-    parts.extensions.get::<Grant>()
-}
 
 pub struct Guard {
     pub config: OauthConfig,
@@ -342,21 +312,6 @@ pub fn check_call(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn tool(annotations: Option<rmcp::model::ToolAnnotations>) -> Tool {
-        let mut t = Tool::new("t", "d", Arc::new(serde_json::Map::new()));
-        t.annotations = annotations;
-        t
-    }
-
-    #[test]
-    fn a_tools_scope_follows_its_annotations() {
-        use crate::tools::{read_only, runs_commands, writes};
-        assert_eq!(scope_for(&tool(Some(read_only("v")))), READ);
-        assert_eq!(scope_for(&tool(Some(writes("e", true)))), EDIT);
-        assert_eq!(scope_for(&tool(Some(runs_commands("b")))), EXEC);
-        assert_eq!(scope_for(&tool(None)), EXEC);
-    }
 
     #[test]
     fn a_session_serves_the_subject_that_opened_it() {
