@@ -40,6 +40,5 @@ pub mod words;
 
 pub use catalogue::{TASK_SUPPORT_META_KEY, may_become_task};
 pub use context::{Call, Ctx, Progress, Shared, text_result, tool_name};
-pub use dispatch::{dispatch, guarded, panic_result};
-pub use registry::parse;
+pub use dispatch::dispatch;
 pub use schema::{define, portable_schema, read_only, runs_commands, writes};
