@@ -1,7 +1,8 @@
 //! `boris --help` lists each tool profile's tools (issue 28 §3: the texts had gone stale,
 //! the default naming 8 of its 23 tools and codex omitting exec_command, write_stdin and
 //! apply_patch). The help is generated from the tool table; this checks it against what
-//! a live server of each profile actually lists, so neither can drift from the other.
+//! a live server of each profile actually lists, and against the table itself
+//! (`tools::catalogue::profile_tools`), so none can drift from the others.
 
 mod common;
 
@@ -29,14 +30,39 @@ fn help_tools(help: &str, profile: &str) -> Vec<String> {
     list.split(", ").map(str::to_string).collect()
 }
 
-#[test]
-fn help_lists_every_tool_each_profile_serves() {
+/// `boris --help`.
+fn help() -> String {
     let out = Command::new(BIN)
         .arg("--help")
         .output()
         .expect("run --help");
     assert!(out.status.success());
-    let help = String::from_utf8(out.stdout).expect("utf-8 help");
+    String::from_utf8(out.stdout).expect("utf-8 help")
+}
+
+/// Each profile's line names exactly the tools its rows of the table list, in
+/// `tools/list` order, and every profile has a line.
+#[test]
+fn help_is_generated_from_the_tool_table() {
+    use clap::ValueEnum as _;
+    let help = help();
+    let profiles = boris::config::ToolProfile::value_variants();
+    assert_eq!(profiles.len(), PROFILES.len());
+    for &profile in profiles {
+        assert!(PROFILES.contains(&profile.name()), "{}", profile.name());
+        let table = boris::tools::catalogue::profile_tools(profile);
+        assert_eq!(
+            help_tools(&help, profile.name()),
+            table,
+            "{}",
+            profile.name()
+        );
+    }
+}
+
+#[test]
+fn help_lists_every_tool_each_profile_serves() {
+    let help = help();
     let dir = tempfile::tempdir().expect("tempdir");
     for profile in PROFILES {
         let named = help_tools(&help, profile);

@@ -40,7 +40,8 @@ pub enum ViewBeforeEdit {
 }
 
 /// Which tool shapes the server registers. Its `--help` lists each profile's tools from
-/// the tool table (`tool_name.rs`), so the list cannot go stale as tools are added.
+/// the tool table (`tools::catalogue` implements `ValueEnum` for it), so the list cannot
+/// go stale as tools are added.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ToolProfile {
     /// Boris's own tools.
@@ -55,15 +56,6 @@ pub enum ToolProfile {
     Codex,
 }
 
-/// The file tools `str_replace_editor` stands in for under `anthropic-compat`.
-const TEXT_EDITOR_REPLACES: &[ToolName] = &[
-    ToolName::View,
-    ToolName::StrReplace,
-    ToolName::MultiEdit,
-    ToolName::CreateFile,
-    ToolName::UndoEdit,
-];
-
 impl ToolProfile {
     /// The family of tools the profile offers.
     pub fn family(self) -> crate::tool_name::Family {
@@ -76,33 +68,8 @@ impl ToolProfile {
         }
     }
 
-    /// The tools the profile can offer with nothing disabled (`--bash-profile boris`),
-    /// sorted as `tools/list` shows them: its family's rows, where `anthropic-compat`
-    /// trades the split file tools and the terminal tools for `str_replace_editor` and
-    /// the default has no `str_replace_editor`; Boris's `apply_patch` is added to a family
-    /// without one of its own (every profile offers it). What `--disable-tools`,
-    /// `--no-bash` or a missing language server take away is not subtracted.
-    pub fn tool_names(self) -> Vec<&'static str> {
-        let compat = self == ToolProfile::AnthropicCompat;
-        let mut names: Vec<&'static str> = ToolName::all()
-            .filter(|t| t.family() == self.family())
-            .filter(|&t| match t {
-                ToolName::StrReplaceEditor => compat,
-                t if TEXT_EDITOR_REPLACES.contains(&t) || t.is_terminal_tool() => !compat,
-                _ => true,
-            })
-            .map(ToolName::as_str)
-            .collect();
-        let patch = ToolName::ApplyPatch.as_str();
-        if !names.contains(&patch) {
-            names.push(patch);
-        }
-        names.sort_unstable();
-        names
-    }
-
     /// What the profile is, before its tool list.
-    fn summary(self) -> &'static str {
+    pub fn summary(self) -> &'static str {
         match self {
             ToolProfile::Default => "Boris's own tools",
             ToolProfile::AnthropicCompat => {
@@ -114,7 +81,8 @@ impl ToolProfile {
         }
     }
 
-    fn name(self) -> &'static str {
+    /// Its `--tool-profile` value.
+    pub fn name(self) -> &'static str {
         match self {
             ToolProfile::Default => "default",
             ToolProfile::AnthropicCompat => "anthropic-compat",
@@ -122,25 +90,6 @@ impl ToolProfile {
             ToolProfile::GeminiCli => "gemini-cli",
             ToolProfile::Codex => "codex",
         }
-    }
-}
-
-/// By hand rather than derived, so each value's help is generated from the tool table.
-impl ValueEnum for ToolProfile {
-    fn value_variants<'a>() -> &'a [Self] {
-        &[
-            ToolProfile::Default,
-            ToolProfile::AnthropicCompat,
-            ToolProfile::ClaudeCode,
-            ToolProfile::GeminiCli,
-            ToolProfile::Codex,
-        ]
-    }
-
-    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
-        let names = self.tool_names();
-        let help = format!("{} ({}): {}", self.summary(), names.len(), names.join(", "));
-        Some(clap::builder::PossibleValue::new(self.name()).help(help))
     }
 }
 

@@ -16,6 +16,7 @@
 //! | `TaskOutput(task_id, block, timeout)`, `TaskStop(task_id)` | `task_output`, `task_stop` |
 
 use super::view::{self, MoreNotice, Svg, ViewStyle};
+use super::words::Words;
 use super::{Ctx, define, read_only, text_result, writes};
 use crate::error::{ErrorCode, ToolError, ToolResult};
 use crate::fsutil;
@@ -29,106 +30,140 @@ use serde::Deserialize;
 /// Lines a `Read` shows when no `limit` is given (Claude Code's default).
 pub const READ_DEFAULT_LIMIT: u64 = 2000;
 
-/// Every tool of the profile, for `tools/list`.
-pub fn tools() -> Vec<Tool> {
-    vec![
-        renamed(
-            super::bash::tool(),
-            ToolName::CcBash,
-            "Executes a bash command in a persistent shell session (cd sticks between calls; \
-             environment changes do not). stdin is /dev/null, so interactive commands fail \
-             rather than hang. Returns exit_code and the stdout and stderr sections, each cut \
-             to its first 30000 characters; the full output is then saved to a file named in \
-             the notice, which Read can page. timeout is in milliseconds (default 120000, max \
-             600000). What it starts in the background (`&`, nohup) keeps running after it \
-             ends, until the session ends; for servers and other long jobs set run_in_background, then follow the task with TaskOutput \
-             (or Read its output file) and stop it with TaskStop.",
-        ),
-        define::<ReadArgs>(
-            ToolName::CcRead,
-            "Read a file",
-            "Reads a file. file_path may be absolute or relative to the working directory. By \
-             default reads up to 2000 lines from the start; offset (the 1-based line to start \
-             at) and limit (how many lines) read other parts of long files. Lines are \
-             numbered cat -n style and cut at 2000 characters. Images (PNG, JPEG, GIF, WebP) \
-             come back as images; PDFs as their text by page (pages: \"3-5\", at most 20 per \
-             call, required over 10 pages); Jupyter notebooks (.ipynb) as their cells with \
-             ids, sources and text outputs; a directory as a listing. Read a file before you Edit \
-             or Write over it.",
-            read_only("Read a file"),
-        ),
-        define::<EditArgs>(
-            ToolName::CcEdit,
-            "Edit a file",
-            "Performs an exact string replacement in a file. old_string must match the file \
-             byte for byte (indentation included) and be unique in it, unless replace_all is \
-             true (then every occurrence is replaced). new_string must differ from \
-             old_string. Read the file first in this session; if it changed on disk since, \
-             Read it again. Line endings, encoding and file mode are preserved; the write is \
-             atomic.",
-            writes("Edit a file", false),
-        ),
-        define::<MultiEditArgs>(
-            ToolName::CcMultiEdit,
-            "Make several edits to one file",
-            "Makes several exact string replacements in one file in one call: each edit's \
-             old_string must match byte for byte and be unique (unless its replace_all is \
-             true) in the file as the edits before it left it. All or nothing: if any edit \
-             fails, nothing is written and the error names that edit and the closest region. \
-             One atomic write; Read the file first in this session.",
-            writes("Make several edits to one file", false),
-        ),
-        define::<WriteArgs>(
-            ToolName::CcWrite,
-            "Write a file",
-            "Writes a file, creating parent directories, or overwrites an existing one \
-             (Read it first in this session). New files get mode 0644; an existing file keeps \
-             its mode. The write is atomic.",
-            writes("Write a file", true),
-        ),
-        define::<NotebookEditArgs>(
-            ToolName::CcNotebookEdit,
-            "Edit a Jupyter notebook cell",
-            "Edits one cell of a Jupyter notebook (.ipynb). edit_mode replace (default) sets \
-             the source of the cell cell_id (and its type, if cell_type is given; a code \
-             cell's outputs are cleared); insert adds a new cell of cell_type (required) \
-             after cell_id, or at the start without one; delete removes cell_id. Cell ids are \
-             those Read shows (cell-N in notebooks without ids). Read the notebook first. \
-             Other cells are written back byte for byte.",
-            writes("Edit a Jupyter notebook cell", false),
-        ),
-        renamed(
-            super::grep::tool(true),
-            ToolName::CcGrep,
-            "A search tool built on ripgrep's engine (Rust regex syntax). output_mode: \
-             files_with_matches (default; paths, newest first), content (matching lines; -n \
-             line numbers, default on; -A/-B/-C context), count. Filter with glob (e.g. \
-             \"*.{ts,tsx}\") or type (rust, py, js, go, …); -i case-insensitive; multiline \
-             lets patterns span lines. Page with offset and head_limit. Honours .gitignore; \
-             results are capped at 30,000 characters.",
-        ),
-        renamed(
-            super::glob::tool(true),
-            ToolName::CcGlob,
-            "Fast file pattern matching: a glob such as \"**/*.js\" or \"src/**/*.ts\", \
-             against path (default: the working directory). Returns matching file paths \
-             sorted by modification time, newest first. Honours .gitignore.",
-        ),
-        renamed(
-            super::tasks::output_tool(),
-            ToolName::CcTaskOutput,
-            "Retrieves the output of a background task (Bash with run_in_background): status \
-             and the output so far while it runs, then its exit_code and whole output. With \
-             block: true, waits for it to finish (up to timeout ms, default 30000). A task's \
-             output file, named when it started, can also be paged with Read.",
-        ),
-        renamed(
-            super::tasks::stop_tool(),
-            ToolName::CcTaskStop,
-            "Stops a running background task by its task_id: its process group gets SIGTERM, \
-             then SIGKILL after 5 seconds. Returns its final output.",
-        ),
-    ]
+/// `CcBash`'s `tools/list` entry.
+pub fn bash_tool() -> Tool {
+    renamed(
+        super::bash::tool(),
+        ToolName::CcBash,
+        "Executes a bash command in a persistent shell session (cd sticks between calls; \
+         environment changes do not). stdin is /dev/null, so interactive commands fail \
+         rather than hang. Returns exit_code and the stdout and stderr sections, each cut \
+         to its first 30000 characters; the full output is then saved to a file named in \
+         the notice, which Read can page. timeout is in milliseconds (default 120000, max \
+         600000). What it starts in the background (`&`, nohup) keeps running after it \
+         ends, until the session ends; for servers and other long jobs set run_in_background, then follow the task with TaskOutput \
+         (or Read its output file) and stop it with TaskStop.",
+    )
+}
+
+/// `CcRead`'s `tools/list` entry.
+pub fn read_tool() -> Tool {
+    define::<ReadArgs>(
+        ToolName::CcRead,
+        "Read a file",
+        "Reads a file. file_path may be absolute or relative to the working directory. By \
+         default reads up to 2000 lines from the start; offset (the 1-based line to start \
+         at) and limit (how many lines) read other parts of long files. Lines are \
+         numbered cat -n style and cut at 2000 characters. Images (PNG, JPEG, GIF, WebP) \
+         come back as images; PDFs as their text by page (pages: \"3-5\", at most 20 per \
+         call, required over 10 pages); Jupyter notebooks (.ipynb) as their cells with \
+         ids, sources and text outputs; a directory as a listing. Read a file before you Edit \
+         or Write over it.",
+        read_only("Read a file"),
+    )
+}
+
+/// `CcEdit`'s `tools/list` entry.
+pub fn edit_tool() -> Tool {
+    define::<EditArgs>(
+        ToolName::CcEdit,
+        "Edit a file",
+        "Performs an exact string replacement in a file. old_string must match the file \
+         byte for byte (indentation included) and be unique in it, unless replace_all is \
+         true (then every occurrence is replaced). new_string must differ from \
+         old_string. Read the file first in this session; if it changed on disk since, \
+         Read it again. Line endings, encoding and file mode are preserved; the write is \
+         atomic.",
+        writes("Edit a file", false),
+    )
+}
+
+/// `CcMultiEdit`'s `tools/list` entry.
+pub fn multi_edit_tool() -> Tool {
+    define::<MultiEditArgs>(
+        ToolName::CcMultiEdit,
+        "Make several edits to one file",
+        "Makes several exact string replacements in one file in one call: each edit's \
+         old_string must match byte for byte and be unique (unless its replace_all is \
+         true) in the file as the edits before it left it. All or nothing: if any edit \
+         fails, nothing is written and the error names that edit and the closest region. \
+         One atomic write; Read the file first in this session.",
+        writes("Make several edits to one file", false),
+    )
+}
+
+/// `CcWrite`'s `tools/list` entry.
+pub fn write_tool() -> Tool {
+    define::<WriteArgs>(
+        ToolName::CcWrite,
+        "Write a file",
+        "Writes a file, creating parent directories, or overwrites an existing one \
+         (Read it first in this session). New files get mode 0644; an existing file keeps \
+         its mode. The write is atomic.",
+        writes("Write a file", true),
+    )
+}
+
+/// `CcNotebookEdit`'s `tools/list` entry.
+pub fn notebook_edit_tool() -> Tool {
+    define::<NotebookEditArgs>(
+        ToolName::CcNotebookEdit,
+        "Edit a Jupyter notebook cell",
+        "Edits one cell of a Jupyter notebook (.ipynb). edit_mode replace (default) sets \
+         the source of the cell cell_id (and its type, if cell_type is given; a code \
+         cell's outputs are cleared); insert adds a new cell of cell_type (required) \
+         after cell_id, or at the start without one; delete removes cell_id. Cell ids are \
+         those Read shows (cell-N in notebooks without ids). Read the notebook first. \
+         Other cells are written back byte for byte.",
+        writes("Edit a Jupyter notebook cell", false),
+    )
+}
+
+/// `CcGrep`'s `tools/list` entry.
+pub fn grep_tool() -> Tool {
+    renamed(
+        super::grep::tool(true),
+        ToolName::CcGrep,
+        "A search tool built on ripgrep's engine (Rust regex syntax). output_mode: \
+         files_with_matches (default; paths, newest first), content (matching lines; -n \
+         line numbers, default on; -A/-B/-C context), count. Filter with glob (e.g. \
+         \"*.{ts,tsx}\") or type (rust, py, js, go, …); -i case-insensitive; multiline \
+         lets patterns span lines. Page with offset and head_limit. Honours .gitignore; \
+         results are capped at 30,000 characters.",
+    )
+}
+
+/// `CcGlob`'s `tools/list` entry.
+pub fn glob_tool() -> Tool {
+    renamed(
+        super::glob::tool(true),
+        ToolName::CcGlob,
+        "Fast file pattern matching: a glob such as \"**/*.js\" or \"src/**/*.ts\", \
+         against path (default: the working directory). Returns matching file paths \
+         sorted by modification time, newest first. Honours .gitignore.",
+    )
+}
+
+/// `CcTaskOutput`'s `tools/list` entry.
+pub fn task_output_tool() -> Tool {
+    renamed(
+        super::tasks::output_tool(),
+        ToolName::CcTaskOutput,
+        "Retrieves the output of a background task (Bash with run_in_background): status \
+         and the output so far while it runs, then its exit_code and whole output. With \
+         block: true, waits for it to finish (up to timeout ms, default 30000). A task's \
+         output file, named when it started, can also be paged with Read.",
+    )
+}
+
+/// `CcTaskStop`'s `tools/list` entry.
+pub fn task_stop_tool() -> Tool {
+    renamed(
+        super::tasks::stop_tool(),
+        ToolName::CcTaskStop,
+        "Stops a running background task by its task_id: its process group gets SIGTERM, \
+         then SIGKILL after 5 seconds. Returns its final output.",
+    )
 }
 
 /// A Boris tool under a Claude Code name and description (same schema, its parameter
@@ -273,7 +308,7 @@ fn edit_mode_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
 
 /// Boris's words in an error message → Claude Code's, so the message names the
 /// parameters and tools the model has (`old_string`, `Read`), not the engine's.
-const WORDS: &[(&str, &str)] = &[
+pub static WORDS: Words = Words::new(&[
     (r"\bview_range start\b", "offset"),
     (r"\bview_range\b", "offset and limit"),
     (r"\bold_str\b", "old_string"),
@@ -284,49 +319,7 @@ const WORDS: &[(&str, &str)] = &[
     (r"\bview it\b", "Read it"),
     (r"\bview the file\b", "Read the file"),
     (r"\bview\b", "Read"),
-];
-
-/// An error in Claude Code's words (see [`WORDS`]); results that are not errors pass.
-pub fn in_claude_code_words(result: ToolResult<CallToolResult>) -> ToolResult<CallToolResult> {
-    result.map_err(|e| e.map_message(rephrase))
-}
-
-/// [`WORDS`] applied to one message.
-pub fn rephrase(message: &str) -> String {
-    static COMPILED: std::sync::OnceLock<Vec<(regex::Regex, &'static str)>> =
-        std::sync::OnceLock::new();
-    let table = COMPILED.get_or_init(|| {
-        WORDS
-            .iter()
-            .filter_map(|(re, to)| regex::Regex::new(re).ok().map(|r| (r, *to)))
-            .collect()
-    });
-    reword_outside_paths(message, table)
-}
-
-/// Applies a profile's word table to a message, in order, leaving paths as they are
-/// (`/src/view/a.rs` keeps its `view`). Shared by the profiles that reword errors.
-pub fn reword_outside_paths(message: &str, table: &[(regex::Regex, &'static str)]) -> String {
-    // Paths keep their words: set them aside while rewording.
-    static PATH: std::sync::OnceLock<Option<regex::Regex>> = std::sync::OnceLock::new();
-    let mut paths = Vec::new();
-    let mut out = match PATH.get_or_init(|| regex::Regex::new(r"\S*/\S*").ok()) {
-        Some(path) => path
-            .replace_all(message, |c: &regex::Captures| {
-                paths.push(c[0].to_string());
-                format!("\u{0}{}\u{0}", paths.len() - 1)
-            })
-            .into_owned(),
-        None => message.to_string(),
-    };
-    for (re, to) in table {
-        out = re.replace_all(&out, *to).into_owned();
-    }
-    for (i, p) in paths.iter().enumerate() {
-        out = out.replacen(&format!("\u{0}{i}\u{0}"), p, 1);
-    }
-    out
-}
+]);
 
 /// `Read`: a range of `view`, or a notebook's cells.
 pub fn read(ctx: &Ctx, args: ReadArgs) -> ToolResult<CallToolResult> {
@@ -607,22 +600,22 @@ mod tests {
     #[test]
     fn messages_use_claude_code_words() {
         assert_eq!(
-            rephrase("view_range start 10 exceeds the file's 4 lines"),
+            WORDS.rephrase("view_range start 10 exceeds the file's 4 lines"),
             "offset 10 exceeds the file's 4 lines"
         );
         assert_eq!(
-            rephrase("old_str and new_str are identical; view it first with view"),
+            WORDS.rephrase("old_str and new_str are identical; view it first with view"),
             "old_string and new_string are identical; Read it first with Read"
         );
-        assert_eq!(rephrase("new_string stays"), "new_string stays");
+        assert_eq!(WORDS.rephrase("new_string stays"), "new_string stays");
         assert_eq!(
-            rephrase("use create_file or str_replace"),
+            WORDS.rephrase("use create_file or str_replace"),
             "use Write or Edit"
         );
-        assert_eq!(rephrase("a review of viewers"), "a review of viewers");
+        assert_eq!(WORDS.rephrase("a review of viewers"), "a review of viewers");
         // Paths are never reworded.
         assert_eq!(
-            rephrase("/p/view/old_str.txt does not exist; view the file"),
+            WORDS.rephrase("/p/view/old_str.txt does not exist; view the file"),
             "/p/view/old_str.txt does not exist; Read the file"
         );
     }

@@ -10,6 +10,7 @@
 //! | `grep_files(pattern, include, path, limit)` | the grep engine: files, newest first |
 
 use super::view::{self, Svg, ViewArgs, ViewStyle};
+use super::words::Words;
 use super::{Ctx, define, read_only, text_result};
 use crate::error::{ErrorCode, ToolError, ToolResult};
 use crate::fsutil;
@@ -27,31 +28,37 @@ use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use tokio_util::sync::CancellationToken;
 
-/// Every tool of the profile, for `tools/list`.
-pub fn tools() -> Vec<Tool> {
-    vec![
-        define::<ReadFileArgs>(
-            ToolName::CxReadFile,
-            "read_file",
-            "Reads a local file with 1-indexed line numbers, supporting slice and \
-             indentation-aware block modes.",
-            read_only("read_file"),
-        ),
-        define::<ListDirArgs>(
-            ToolName::CxListDir,
-            "list_dir",
-            "Lists entries in a local directory with 1-indexed entry numbers and simple type \
-             labels.",
-            read_only("list_dir"),
-        ),
-        define::<GrepFilesArgs>(
-            ToolName::CxGrepFiles,
-            "grep_files",
-            "Finds files whose contents match the pattern and lists them by modification \
-             time.",
-            read_only("grep_files"),
-        ),
-    ]
+/// `CxReadFile`'s `tools/list` entry.
+pub fn read_file_tool() -> Tool {
+    define::<ReadFileArgs>(
+        ToolName::CxReadFile,
+        "read_file",
+        "Reads a local file with 1-indexed line numbers, supporting slice and \
+         indentation-aware block modes.",
+        read_only("read_file"),
+    )
+}
+
+/// `CxListDir`'s `tools/list` entry.
+pub fn list_dir_tool() -> Tool {
+    define::<ListDirArgs>(
+        ToolName::CxListDir,
+        "list_dir",
+        "Lists entries in a local directory with 1-indexed entry numbers and simple type \
+         labels.",
+        read_only("list_dir"),
+    )
+}
+
+/// `CxGrepFiles`'s `tools/list` entry.
+pub fn grep_files_tool() -> Tool {
+    define::<GrepFilesArgs>(
+        ToolName::CxGrepFiles,
+        "grep_files",
+        "Finds files whose contents match the pattern and lists them by modification \
+         time.",
+        read_only("grep_files"),
+    )
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -156,7 +163,7 @@ const GREP_MAX_LIMIT: u64 = 2000;
 const LIST_MAX_COLLECTED: usize = 50_000;
 
 /// Boris's words in an error message → Codex's.
-const WORDS: &[(&str, &str)] = &[
+pub static WORDS: Words = Words::new(&[
     (r"\bhas not been viewed\b", "has not been read"),
     (r"\blast viewed\b", "last read"),
     (r"\bview it\b", "read it with read_file"),
@@ -168,20 +175,7 @@ const WORDS: &[(&str, &str)] = &[
     (r"\bview_range start\b", "offset"),
     (r"\bview_range\b", "offset and limit"),
     (r"\bview\b", "read_file"),
-];
-
-/// An error in Codex's words; results that are not errors pass.
-pub fn in_codex_words(result: ToolResult<CallToolResult>) -> ToolResult<CallToolResult> {
-    static COMPILED: std::sync::OnceLock<Vec<(regex::Regex, &'static str)>> =
-        std::sync::OnceLock::new();
-    let table = COMPILED.get_or_init(|| {
-        WORDS
-            .iter()
-            .filter_map(|(re, to)| regex::Regex::new(re).ok().map(|r| (r, *to)))
-            .collect()
-    });
-    result.map_err(|e| e.map_message(|m| super::claude_code::reword_outside_paths(m, table)))
-}
+]);
 
 /// A line as Codex shows it: `L12: text`, cut at 500 bytes on a character boundary.
 fn codex_line(out: &mut String, number: usize, kept: &[u8], _total_chars: usize) {

@@ -132,21 +132,24 @@ fn required_whole_number<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Erro
     whole_number(d)?.ok_or_else(|| serde::de::Error::custom("expected a number, got null"))
 }
 
-pub fn tools() -> Vec<Tool> {
-    vec![
-        define::<ExecCommandArgs>(
-            ToolName::CxExecCommand,
-            "exec_command",
-            "Runs a command in a PTY, returning output or a session ID for ongoing interaction.",
-            runs_commands("exec_command"),
-        ),
-        define::<WriteStdinArgs>(
-            ToolName::CxWriteStdin,
-            "write_stdin",
-            "Writes characters to an existing unified exec session and returns recent output.",
-            runs_commands("write_stdin"),
-        ),
-    ]
+/// `CxExecCommand`'s `tools/list` entry.
+pub fn exec_command_tool() -> Tool {
+    define::<ExecCommandArgs>(
+        ToolName::CxExecCommand,
+        "exec_command",
+        "Runs a command in a PTY, returning output or a session ID for ongoing interaction.",
+        runs_commands("exec_command"),
+    )
+}
+
+/// `CxWriteStdin`'s `tools/list` entry.
+pub fn write_stdin_tool() -> Tool {
+    define::<WriteStdinArgs>(
+        ToolName::CxWriteStdin,
+        "write_stdin",
+        "Writes characters to an existing unified exec session and returns recent output.",
+        runs_commands("write_stdin"),
+    )
 }
 
 /// `exec_command`: starts the command and answers when it exits, waits for input, or

@@ -257,9 +257,6 @@ mod tests {
     /// `$ref` a client would have to resolve.
     #[test]
     fn every_tool_schema_is_plain() {
-        use super::super::{
-            bash, claude_code, create, edit, editor, glob, grep, pipe, tasks, undo, view,
-        };
         fn walk(v: &serde_json::Value, at: &str) {
             if let Some(obj) = v.as_object() {
                 assert!(!obj.get("type").is_some_and(|t| t.is_array()), "{at}: {v}");
@@ -272,27 +269,24 @@ mod tests {
                 }
             }
         }
-        for tool in [
-            view::tool(),
-            edit::tool(),
-            edit::multi_tool(),
-            create::tool(),
-            undo::tool(),
-            editor::tool(),
-            bash::tool(),
-            tasks::output_tool(),
-            tasks::stop_tool(),
-            pipe::tool(),
-            grep::tool(false),
-            grep::tool(true),
-            glob::tool(false),
-            glob::tool(true),
-        ]
-        .into_iter()
-        .chain(claude_code::tools())
-        .chain(super::super::gemini_cli::tools())
-        .chain(super::super::codex::tools())
-        {
+        // Every row's schema, under each shape a configuration gives one (the anthropic-
+        // compat grep and glob, the pipe profile's bash).
+        let config = |flags: &[&str]| {
+            use clap::Parser as _;
+            let args = ["boris", "--workdir", env!("CARGO_MANIFEST_DIR")];
+            crate::config::Cli::parse_from(args.iter().chain(flags))
+                .into_config(|_| None)
+                .expect("a valid configuration")
+        };
+        let configs = [
+            config(&[]),
+            config(&["--tool-profile", "anthropic-compat"]),
+            config(&["--bash-profile", "pipe"]),
+        ];
+        for tool in configs.iter().flat_map(|c| {
+            crate::tool_name::ToolName::all()
+                .map(move |t| (super::super::registry::row(t).schema)(c))
+        }) {
             walk(
                 &serde_json::Value::Object((*tool.input_schema).clone()),
                 &tool.name,

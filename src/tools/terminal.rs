@@ -116,49 +116,64 @@ pub struct StopArgs {
     pub session_id: String,
 }
 
-pub fn tools() -> Vec<Tool> {
-    vec![
-        define::<StartArgs>(
-            ToolName::TerminalStart,
-            "Start an interactive terminal session",
-            "Start a command in a terminal session that lives across calls: REPLs, prompts, \
-             debuggers, editors, full-screen programs. Answers when the program exits, waits \
-             for input, or yield_time_ms passes, with a session_id, a status and the output \
-             (the screen, for full-screen programs). Continue with terminal_write; end with \
-             terminal_stop. For one-shot commands use bash.",
-            runs_commands("Start an interactive terminal session"),
-        ),
-        define::<WriteArgs>(
-            ToolName::TerminalWrite,
-            "Type into a terminal session",
-            "Type text and press keys in a terminal session; answers with what is new once the \
-             program waits for input, exits, or yield_time_ms passes. E.g. {text: \"x + 1\", \
-             keys: [\"Enter\"]}; interrupt: {keys: [\"Ctrl-C\"]}.",
-            runs_commands("Type into a terminal session"),
-        ),
-        define::<ReadArgs>(
-            ToolName::TerminalRead,
-            "Read a terminal session",
-            "Read what is new in a terminal session since the last answer (or, with screen: \
-             true, its whole current screen), optionally waiting up to yield_time_ms for the \
-             program to exit or wait for input.",
-            super::read_only("Read a terminal session"),
-        ),
-        define::<ResizeArgs>(
-            ToolName::TerminalResize,
-            "Resize a terminal session",
-            "Change a terminal session's size (rows and columns); the program is told \
-             (SIGWINCH) and its redrawn output is returned.",
-            writes("Resize a terminal session", true),
-        ),
-        define::<StopArgs>(
-            ToolName::TerminalStop,
-            "Stop a terminal session",
-            "Stop a terminal session: every process in it gets a hangup, then SIGTERM, then \
-             SIGKILL. Returns its last output; the session is then forgotten.",
-            writes("Stop a terminal session", true),
-        ),
-    ]
+/// `TerminalStart`'s `tools/list` entry.
+pub fn start_tool() -> Tool {
+    define::<StartArgs>(
+        ToolName::TerminalStart,
+        "Start an interactive terminal session",
+        "Start a command in a terminal session that lives across calls: REPLs, prompts, \
+         debuggers, editors, full-screen programs. Answers when the program exits, waits \
+         for input, or yield_time_ms passes, with a session_id, a status and the output \
+         (the screen, for full-screen programs). Continue with terminal_write; end with \
+         terminal_stop. For one-shot commands use bash.",
+        runs_commands("Start an interactive terminal session"),
+    )
+}
+
+/// `TerminalWrite`'s `tools/list` entry.
+pub fn write_tool() -> Tool {
+    define::<WriteArgs>(
+        ToolName::TerminalWrite,
+        "Type into a terminal session",
+        "Type text and press keys in a terminal session; answers with what is new once the \
+         program waits for input, exits, or yield_time_ms passes. E.g. {text: \"x + 1\", \
+         keys: [\"Enter\"]}; interrupt: {keys: [\"Ctrl-C\"]}.",
+        runs_commands("Type into a terminal session"),
+    )
+}
+
+/// `TerminalRead`'s `tools/list` entry.
+pub fn read_tool() -> Tool {
+    define::<ReadArgs>(
+        ToolName::TerminalRead,
+        "Read a terminal session",
+        "Read what is new in a terminal session since the last answer (or, with screen: \
+         true, its whole current screen), optionally waiting up to yield_time_ms for the \
+         program to exit or wait for input.",
+        super::read_only("Read a terminal session"),
+    )
+}
+
+/// `TerminalResize`'s `tools/list` entry.
+pub fn resize_tool() -> Tool {
+    define::<ResizeArgs>(
+        ToolName::TerminalResize,
+        "Resize a terminal session",
+        "Change a terminal session's size (rows and columns); the program is told \
+         (SIGWINCH) and its redrawn output is returned.",
+        writes("Resize a terminal session", true),
+    )
+}
+
+/// `TerminalStop`'s `tools/list` entry.
+pub fn stop_tool() -> Tool {
+    define::<StopArgs>(
+        ToolName::TerminalStop,
+        "Stop a terminal session",
+        "Stop a terminal session: every process in it gets a hangup, then SIGTERM, then \
+         SIGKILL. Returns its last output; the session is then forgotten.",
+        writes("Stop a terminal session", true),
+    )
 }
 
 fn yield_for(requested: Option<u64>, default: u64) -> Duration {
