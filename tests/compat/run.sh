@@ -13,10 +13,11 @@
 #                                  baselines, or the README matrix, COMPATIBILITY.md or
 #                                  SCORES.md is not what the run produced (CI)
 #
-# Peers are installed pinned into tests/compat/.cache (npm lockfiles of bench/, a fixed
-# crate version). Env: BORIS_BIN / BORIS_SPEC_BIN (default target/debug/…, built if
-# missing), COMPAT_ONLY="name …" to run some servers only (no README rewrite), COMPAT_ALL=1
-# to run the slow servers under --check too (see SLOW below).
+# Peers are installed pinned into tests/compat/.cache (npm lockfiles of bench/ and
+# tests/compat/npm/, fixed crate and Python registry versions). Env: BORIS_BIN /
+# BORIS_SPEC_BIN (default target/debug/…, built if missing), COMPAT_ONLY="name …" to run
+# some servers only (no README rewrite), COMPAT_ALL=1 to run the slow servers under --check
+# too (see SLOW below).
 set -uo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
@@ -36,6 +37,8 @@ CTM_PINS="coding-tools-mcp==0.5.0"
 MSS_PINS="mcp-shell-server==1.1.14"
 # mcp-text-editor 1.2.x needs Python 3.13 (PYTHON313, default python3.13).
 MTE_PINS="mcp-text-editor==1.2.2"
+# From the npm registry, each pinned by its lockfile under tests/compat/npm/<name>/:
+# mcp-server-commands 0.5.0.
 
 BORIS="${BORIS_BIN:-$ROOT/target/debug/boris}"
 SPEC="${BORIS_SPEC_BIN:-$ROOT/target/debug/boris-spec}"
@@ -52,6 +55,7 @@ SE_DIR="$CACHE/serena"
 CTM_DIR="$CACHE/coding-tools-mcp"
 MSS_DIR="$CACHE/mcp-shell-server"
 MTE_DIR="$CACHE/mcp-text-editor"
+MSC_DIR="$CACHE/mcp-server-commands"
 q() { printf "'%s'" "$1"; }
 declare -A SERVER=(
   # The lsp call phases logged: a failure's stderr tail then says where a call waited.
@@ -68,9 +72,10 @@ declare -A SERVER=(
   [coding-tools-mcp]="$(q "$CTM_DIR/venv/bin/coding-tools-mcp")"
   [mcp-shell-server]="$(q "$MSS_DIR/venv/bin/mcp-shell-server")"
   [mcp-text-editor]="$(q "$MTE_DIR/venv/bin/mcp-text-editor")"
+  [mcp-server-commands]="node $(q "$MSC_DIR/node_modules/mcp-server-commands/build/index.js")"
   [serena]="env PATH=$(q "$SE_DIR/shim"):$(q "$SE_DIR/venv/bin"):\"\$PATH\" PYRIGHT_PYTHON_CACHE_DIR=$(q "$SE_DIR/pyright") PYRIGHT_PYTHON_IGNORE_WARNINGS=1 $(q "$SE_DIR/venv/bin/serena")"
 )
-ORDER=(boris boris-anthropic-compat boris-pipe server-filesystem desktop-commander litecode serena coding-tools-mcp mcp-shell-server mcp-text-editor)
+ORDER=(boris boris-anthropic-compat boris-pipe server-filesystem desktop-commander litecode serena coding-tools-mcp mcp-shell-server mcp-text-editor mcp-server-commands)
 # serena takes seconds to start (Python, then pyright for every project) and to stop (it
 # shuts pyright down first): a minute per wait, half a minute to exit.
 declare -A RUN_ARGS=([serena]="--timeout-ms 60000 --exit-timeout-ms 30000")
@@ -87,6 +92,13 @@ wants server-filesystem && { install_pinned "$ROOT/bench/reference" "$FS_DIR" \
   "$FS_DIR/node_modules/@modelcontextprotocol/server-filesystem/package.json" || exit 1; }
 wants desktop-commander && { install_pinned "$ROOT/bench/peers" "$DC_DIR" \
   "$DC_DIR/node_modules/@wonderwhy-er/desktop-commander/package.json" || exit 1; }
+# npm_pinned NAME DIR MARKER: a server pinned by tests/compat/npm/NAME's lockfile, when run.
+npm_pinned() {
+  if wants "$1" && ! skipped "$1"; then
+    install_pinned "$HERE/npm/$1" "$2" "$3" || { echo "compat: installing $1 failed"; exit 1; }
+  fi
+}
+npm_pinned mcp-server-commands "$MSC_DIR" "$MSC_DIR/node_modules/mcp-server-commands/package.json"
 LC_INSTALL=""
 if wants litecode && [ ! -x "$LC_DIR/bin/litecode" ]; then
   echo "compat: installing litecode $LITECODE_VERSION (in the background, while the servers before it run)" >&2
