@@ -38,7 +38,8 @@ MSS_PINS="mcp-shell-server==1.1.14"
 # mcp-text-editor 1.2.x needs Python 3.13 (PYTHON313, default python3.13).
 MTE_PINS="mcp-text-editor==1.2.2"
 # From the npm registry, each pinned by its lockfile under tests/compat/npm/<name>/:
-# mcp-server-commands 0.5.0.
+# mcp-server-commands 0.5.0; @mako10k/mcp-shell-server 2.7.1 (its node-pty built from
+# source against the system Node's headers: no Linux prebuild ships).
 
 BORIS="${BORIS_BIN:-$ROOT/target/debug/boris}"
 SPEC="${BORIS_SPEC_BIN:-$ROOT/target/debug/boris-spec}"
@@ -56,6 +57,7 @@ CTM_DIR="$CACHE/coding-tools-mcp"
 MSS_DIR="$CACHE/mcp-shell-server"
 MTE_DIR="$CACHE/mcp-text-editor"
 MSC_DIR="$CACHE/mcp-server-commands"
+MKS_DIR="$CACHE/mako10k-mcp-shell-server"
 q() { printf "'%s'" "$1"; }
 declare -A SERVER=(
   # The lsp call phases logged: a failure's stderr tail then says where a call waited.
@@ -73,9 +75,10 @@ declare -A SERVER=(
   [mcp-shell-server]="$(q "$MSS_DIR/venv/bin/mcp-shell-server")"
   [mcp-text-editor]="$(q "$MTE_DIR/venv/bin/mcp-text-editor")"
   [mcp-server-commands]="node $(q "$MSC_DIR/node_modules/mcp-server-commands/build/index.js")"
+  [mako10k-mcp-shell-server]="node $(q "$MKS_DIR/node_modules/@mako10k/mcp-shell-server/dist/index.js")"
   [serena]="env PATH=$(q "$SE_DIR/shim"):$(q "$SE_DIR/venv/bin"):\"\$PATH\" PYRIGHT_PYTHON_CACHE_DIR=$(q "$SE_DIR/pyright") PYRIGHT_PYTHON_IGNORE_WARNINGS=1 $(q "$SE_DIR/venv/bin/serena")"
 )
-ORDER=(boris boris-anthropic-compat boris-pipe server-filesystem desktop-commander litecode serena coding-tools-mcp mcp-shell-server mcp-text-editor mcp-server-commands)
+ORDER=(boris boris-anthropic-compat boris-pipe server-filesystem desktop-commander litecode serena coding-tools-mcp mcp-shell-server mcp-text-editor mcp-server-commands mako10k-mcp-shell-server)
 # serena takes seconds to start (Python, then pyright for every project) and to stop (it
 # shuts pyright down first): a minute per wait, half a minute to exit.
 declare -A RUN_ARGS=([serena]="--timeout-ms 60000 --exit-timeout-ms 30000")
@@ -83,10 +86,11 @@ declare -A RUN_ARGS=([serena]="--timeout-ms 60000 --exit-timeout-ms 30000")
 wants() { [[ " ${ORDER[*]} " == *" $1 "* ]]; }
 # Servers too slow to run on every CI run (serena: about 15 minutes on 2 cores, a Python
 # start and a pyright per case; coding-tools-mcp, mcp-shell-server, mcp-text-editor:
-# about 4, 2 and 1 minutes, a Python start per case): with --check they are not run unless COMPAT_ALL=1, and
+# about 4, 2 and 1 minutes, a Python start per case; mako10k-mcp-shell-server: 2 minutes,
+# it never exits on stdin EOF, so every case waits 5 s for it): with --check they are not run unless COMPAT_ALL=1, and
 # the matrix takes their last result, tests/compat/<name>.result.json, which every run
 # that does run them rewrites (after it matched the baseline).
-SLOW=" serena coding-tools-mcp mcp-shell-server mcp-text-editor "
+SLOW=" serena coding-tools-mcp mcp-shell-server mcp-text-editor mako10k-mcp-shell-server "
 skipped() { [ $CHECK -eq 1 ] && [ "${COMPAT_ALL:-0}" != 1 ] && [[ "$SLOW" == *" $1 "* ]]; }
 wants server-filesystem && { install_pinned "$ROOT/bench/reference" "$FS_DIR" \
   "$FS_DIR/node_modules/@modelcontextprotocol/server-filesystem/package.json" || exit 1; }
@@ -99,6 +103,14 @@ npm_pinned() {
   fi
 }
 npm_pinned mcp-server-commands "$MSC_DIR" "$MSC_DIR/node_modules/mcp-server-commands/package.json"
+# node-pty's addon, built once (npm ci ran no install scripts); the headers are the system
+# Node's, so node-gyp downloads nothing.
+npm_pinned mako10k-mcp-shell-server "$MKS_DIR" "$MKS_DIR/node_modules/node-pty/build/Release/pty.node"
+if wants mako10k-mcp-shell-server && ! skipped mako10k-mcp-shell-server \
+  && [ ! -f "$MKS_DIR/node_modules/node-pty/build/Release/pty.node" ]; then
+  (cd "$MKS_DIR" && npm_config_nodedir="$(cd "$(dirname "$(command -v node)")/.." && pwd)" npm rebuild node-pty --loglevel=error >&2) \
+    || { echo "compat: building node-pty for mako10k-mcp-shell-server failed"; exit 1; }
+fi
 LC_INSTALL=""
 if wants litecode && [ ! -x "$LC_DIR/bin/litecode" ]; then
   echo "compat: installing litecode $LITECODE_VERSION (in the background, while the servers before it run)" >&2
