@@ -84,17 +84,22 @@ fn read_response(stream: &mut TcpStream) -> Option<String> {
 /// A POST to /mcp without a token whose body follows only after the answer; then, unless
 /// the answer said `Connection: close`, a second request on the same connection.
 fn refused_then_reused(server: &Server) {
+    refused_then_reused_with(server, "", "http/1.1 401");
+}
+
+/// The same with `extra` header lines, the refusal's status line starting with `status`.
+fn refused_then_reused_with(server: &Server, extra: &str, status: &str) {
     let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#;
     let mut s = TcpStream::connect(server.1).expect("connect");
     s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
     let head = format!(
-        "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\n\r\n",
+        "POST /mcp HTTP/1.1\r\nHost: {}\r\n{extra}Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\n\r\n",
         server.1,
         body.len()
     );
     s.write_all(head.as_bytes()).expect("send the head");
     let first = read_response(&mut s).expect("an answer to the head");
-    assert!(first.starts_with("http/1.1 401"), "{first}");
+    assert!(first.starts_with(status), "{first}");
     if first.contains("\r\nconnection: close\r\n") {
         return; // the client knows to open a new connection
     }
@@ -133,6 +138,13 @@ fn a_refusal_in_oauth_mode_closes_or_keeps_a_usable_connection() {
         public,
     ]);
     refused_then_reused(&server);
+}
+
+/// The header screen's refusals (a foreign `Origin`: 403) come before the body as well.
+#[test]
+fn a_foreign_origin_refusal_closes_or_keeps_a_usable_connection() {
+    let server = start(&["--auth", "token", "--token", "s3cret-token-for-the-test"]);
+    refused_then_reused_with(&server, "Origin: https://evil.example\r\n", "http/1.1 403");
 }
 
 /// A refused request without a body leaves nothing unread: its connection stays open and
