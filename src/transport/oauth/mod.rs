@@ -134,6 +134,7 @@ impl Guard {
                     .introspection
                     .as_ref()
                     .map(|c| introspect::Introspector::new(c, client.clone())),
+                verified: Default::default(),
             },
             config: config.clone(),
             header,
