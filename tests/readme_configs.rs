@@ -23,7 +23,24 @@ const EXPECTED: &[&str] = &[
     "http-server",
     "http-client",
     "codex-http",
+    // Sign-in per mode (issue 30 §4): token mode, then OAuth mode.
+    "claude-code-http-token",
+    "vscode-http-token",
+    "python-sdk-token",
+    "http-server-oauth",
+    "claude-code-oauth",
+    "vscode-oauth",
+    "codex-oauth",
+    "codex-login",
+    "python-sdk-oauth",
 ];
+
+/// A block for `--auth oauth` (its name says so): the client signs in, so it must carry no
+/// static token — Claude Code ignores a configured header when the server advertises OAuth
+/// discovery (anthropics/claude-code #59467). Every other HTTP block must carry one.
+fn is_oauth(block: &str) -> bool {
+    block.contains("oauth")
+}
 
 struct Block {
     name: String,
@@ -110,15 +127,128 @@ fn check_server(block: &str, entry: &serde_json::Value, project: &Path) {
     let url = entry["url"]
         .as_str()
         .unwrap_or_else(|| panic!("block {block}: a server entry has a command or a url: {entry}"));
-    assert!(
-        url.starts_with("http://") && url.ends_with("/mcp"),
-        "block {block}: {url}"
-    );
+    // OAuth mode: the public HTTPS URL clients sign in for (`--public-url`).
+    let scheme_ok = if is_oauth(block) {
+        url.starts_with("https://")
+    } else {
+        url.starts_with("http://") || url.starts_with("https://")
+    };
+    assert!(scheme_ok && url.ends_with("/mcp"), "block {block}: {url}");
     let header = entry["headers"]["Authorization"].as_str();
     let env_var = entry["bearer_token_env_var"].as_str();
+    if is_oauth(block) {
+        assert!(
+            header.is_none() && env_var.is_none() && entry.get("headers").is_none(),
+            "block {block}: an OAuth client signs in; a static token here would be ignored or wrong: {entry}"
+        );
+    } else {
+        assert!(
+            header.is_some_and(|h| h.starts_with("Bearer ")) || env_var.is_some(),
+            "block {block}: no bearer token: {entry}"
+        );
+    }
+}
+
+/// Words of a shell line: whitespace-separated, `"…"` and `'…'` quoting one word.
+fn shell_words(line: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut word: Option<String> = None;
+    let mut quote: Option<char> = None;
+    for c in line.chars() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), c) => word.get_or_insert_with(String::new).push(c),
+            (None, '"' | '\'') => {
+                quote = Some(c);
+                word.get_or_insert_with(String::new);
+            }
+            (None, c) if c.is_whitespace() => words.extend(word.take()),
+            (None, c) => word.get_or_insert_with(String::new).push(c),
+        }
+    }
+    assert!(quote.is_none(), "unclosed quote in {line:?}");
+    words.extend(word);
+    words
+}
+
+/// `claude mcp add --transport http NAME URL [--header "Authorization: Bearer …"]`: an
+/// HTTP URL to `/mcp`, with the bearer header in token mode and none with OAuth.
+fn check_claude_http(block: &str, words: &[String]) {
+    let rest = &words[3..];
+    let positional: Vec<&String> = rest
+        .iter()
+        .enumerate()
+        .filter(|(i, w)| !w.starts_with("--") && (*i == 0 || !rest[i - 1].starts_with("--")))
+        .map(|(_, w)| w)
+        .collect();
+    let [name, url] = positional[..] else {
+        panic!("block {block}: expected NAME URL in {words:?}");
+    };
+    assert_eq!(name, "boris", "block {block}");
+    let header = rest
+        .iter()
+        .position(|w| w == "--header")
+        .map(|at| rest[at + 1].as_str());
+    let entry = serde_json::json!({
+        "url": url,
+        "headers": header.map(|h| {
+            let (k, v) = h.split_once(": ").expect("a header is NAME: VALUE");
+            serde_json::json!({ k: v })
+        }),
+    });
+    let mut entry = entry;
+    if header.is_none() {
+        entry.as_object_mut().expect("object").remove("headers");
+    }
+    check_server(block, &entry, Path::new("/"));
+}
+
+/// A Python SDK snippet (REPL style, top-level `await`): it parses, connects to an HTTP
+/// URL to `/mcp`, and authenticates as its mode says — a bearer header in token mode, the
+/// SDK's `OAuthClientProvider` and no header with OAuth. Parsed by `python3` when present
+/// (CI: required).
+fn check_python(block: &str, body: &str) {
     assert!(
-        header.is_some_and(|h| h.starts_with("Bearer ")) || env_var.is_some(),
-        "block {block}: no bearer token: {entry}"
+        body.contains("streamable_http_client(\"http") && body.contains("/mcp\""),
+        "block {block}: no streamable HTTP client to /mcp"
+    );
+    if is_oauth(block) {
+        assert!(
+            body.contains("OAuthClientProvider(") && !body.contains("\"Authorization\""),
+            "block {block}: an OAuth client signs in, with no static header"
+        );
+    } else {
+        assert!(
+            body.contains("\"Authorization\": f\"Bearer "),
+            "block {block}: no bearer header"
+        );
+    }
+    let parse = "import ast, sys; compile(sys.stdin.read(), 'block', 'exec', ast.PyCF_ONLY_AST | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)";
+    let child = Command::new("python3")
+        .args(["-c", parse])
+        .stdin(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn();
+    let Ok(mut child) = child else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "block {block}: python3 is needed to parse it (CI=true)"
+        );
+        eprintln!("block {block}: not parsed (no python3)");
+        return;
+    };
+    use std::io::Write as _;
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(body.as_bytes())
+        .expect("write the block");
+    let out = child.wait_with_output().expect("python3");
+    assert!(
+        out.status.success(),
+        "block {block}: not valid Python: {}",
+        String::from_utf8_lossy(&out.stderr)
     );
 }
 
@@ -178,22 +308,38 @@ fn every_readme_config_block_parses_and_boris_accepts_it() {
                 }
             }
             "sh" => {
-                // Shell lines: `claude mcp add NAME -- boris ARGS…` or `boris ARGS…`. No
-                // quoting in these blocks, so splitting on whitespace is exact.
+                // Shell lines: `claude mcp add NAME -- boris ARGS…`, `claude mcp add
+                // --transport http NAME URL …`, `codex mcp login boris`, or `boris ARGS…`.
                 let mut checked = 0;
                 for line in block.body.lines().map(str::trim) {
-                    let words: Vec<String> = line.split_whitespace().map(String::from).collect();
+                    let words = shell_words(line);
+                    if line.starts_with("claude mcp add --transport http ") {
+                        check_claude_http(name, &words);
+                        checked += 1;
+                        continue;
+                    }
+                    if line.starts_with("codex mcp login ") {
+                        assert_eq!(words[3..], ["boris"], "block {name}");
+                        checked += 1;
+                        continue;
+                    }
                     let command = match words.iter().position(|w| w == "--") {
                         Some(at) if line.starts_with("claude mcp add") => &words[at + 1..],
                         _ => &words[..],
                     };
                     if command.first().map(String::as_str) == Some("boris") {
+                        assert_eq!(
+                            is_oauth(name),
+                            line.contains("--auth oauth"),
+                            "block {name}: the mode its name says"
+                        );
                         check_args(name, &command[1..], project.path());
                         checked += 1;
                     }
                 }
                 assert!(checked > 0, "block {name}: no boris command");
             }
+            "python" => check_python(name, &block.body),
             other => panic!("block {name}: unexpected fence language {other:?}"),
         }
     }

@@ -109,6 +109,7 @@ fn bench_over_http_both_eras_and_under_attack() {
             attack_from: std::net::Ipv4Addr::new(127, 0, 0, 6),
             attack_body_bytes: 0,
             after_wait: Duration::ZERO,
+            bearer: None,
         };
         let r = run_spawned(&server, Some(dir.path()), &mut opts).unwrap();
         assert_eq!(
@@ -120,6 +121,55 @@ fn bench_over_http_both_eras_and_under_attack() {
         assert!(r.rss_before_kb.is_some() && r.rss_after_kb.is_some());
         if attack != Attack::None {
             assert!(r.attack_refused > 0, "no attack connection was refused");
+        }
+    }
+}
+
+/// `--bearer-env` (the bearer token of every client request): against `boris --token`,
+/// the calls are answered with it and the run fails at the first session without it.
+#[test]
+fn bench_over_http_with_a_bearer_token() {
+    use boris::spec::bench_http::{Attack, Era, HttpBenchOptions, run_spawned};
+    let server = format!(
+        "{} --transport http --port 0 --sandbox off --token bench-token-0123456789",
+        shell_quote(env!("CARGO_BIN_EXE_boris"))
+    );
+    for bearer in [Some("bench-token-0123456789"), None] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut opts = HttpBenchOptions {
+            addr: String::new(),
+            pids: Vec::new(),
+            tool: "view".into(),
+            args: json!({"path": "four.txt"}),
+            init_calls: Vec::new(),
+            era: Era::Session,
+            calls: 6,
+            clients: 2,
+            warmup: 1,
+            think: Duration::ZERO,
+            timeout: Duration::from_secs(30),
+            attack: Attack::None,
+            attack_count: 0,
+            attack_from: std::net::Ipv4Addr::new(127, 0, 0, 7),
+            attack_body_bytes: 0,
+            after_wait: Duration::ZERO,
+            bearer: bearer.map(str::to_string),
+        };
+        let result = run_spawned(&server, Some(dir.path()), &mut opts);
+        match bearer {
+            Some(_) => {
+                let r = result.unwrap();
+                assert_eq!(
+                    (r.ok_calls, r.failed_calls),
+                    (6, 0),
+                    "{:?}",
+                    r.first_failure
+                );
+            }
+            None => {
+                let e = result.expect_err("without the token no session opens");
+                assert!(e.contains("401"), "{e}");
+            }
         }
     }
 }

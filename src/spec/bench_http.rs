@@ -76,6 +76,8 @@ pub struct HttpBenchOptions {
     pub attack_body_bytes: usize,
     /// How long after the attack stops the "after" memory is read.
     pub after_wait: Duration,
+    /// Sent as `Authorization: Bearer …` with every client request (not the attack's).
+    pub bearer: Option<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -205,6 +207,9 @@ impl<'a> Client<'a> {
                 "application/json, text/event-stream".into(),
             ),
         ];
+        if let Some(token) = &self.opts.bearer {
+            headers.push(("Authorization".into(), format!("Bearer {token}")));
+        }
         match (&self.session, self.opts.era) {
             (Some(s), _) => {
                 headers.push(("Mcp-Session-Id".into(), s.clone()));

@@ -70,11 +70,14 @@ pub async fn screen_headers(
     next: Next,
 ) -> Response {
     let headers = req.headers();
+    // Each refusal here comes before the body is read (DEC-signin-a).
+    let closing =
+        |response| super::http_token::refusal(super::http_token::has_body(&req), response);
     if count(headers, &header::ORIGIN) > 1 || count(headers, &header::HOST) > 1 {
-        return refuse(
+        return closing(refuse(
             StatusCode::BAD_REQUEST,
             "a request may carry one Origin and one Host header",
-        );
+        ));
     }
     let path = req.uri().path();
     let foreign_origin = path.starts_with("/mcp")
@@ -82,10 +85,10 @@ pub async fn screen_headers(
             .get(header::ORIGIN)
             .is_some_and(|o| !o.to_str().is_ok_and(|o| origin_allowed(o, &policy.origins)));
     if foreign_origin {
-        return refuse(
+        return closing(refuse(
             StatusCode::FORBIDDEN,
             "this Origin is not allowed (see --allowed-origin)",
-        );
+        ));
     }
     if path == "/health" || path == "/ready" {
         let host = headers
@@ -98,10 +101,10 @@ pub async fn screen_headers(
             None => policy.hosts.is_none(),
         };
         if !ok {
-            return refuse(
+            return closing(refuse(
                 StatusCode::FORBIDDEN,
                 "this Host is not allowed (see --allowed-host)",
-            );
+            ));
         }
     }
     next.run(req).await

@@ -65,6 +65,7 @@ pub async fn require_bearer(
         return next.run(req).await;
     }
     let presented = presented_token(&req, &check);
+    let body_unread = has_body(&req);
     if presented.is_some_and(|p| constant_time_eq(p.as_bytes(), check.token.as_bytes())) {
         return next.run(req).await;
     }
@@ -99,6 +100,30 @@ pub async fn require_bearer(
     response
         .headers_mut()
         .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+    refusal(body_unread, response)
+}
+
+/// Whether a request carries a body (one the refusal below will not read).
+pub fn has_body(req: &Request) -> bool {
+    req.headers().contains_key(header::TRANSFER_ENCODING)
+        || req
+            .headers()
+            .get(header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.trim() != "0")
+}
+
+/// A refusal answered before the request's body is read says `Connection: close` when
+/// there is a body: hyper closes such a connection once the answer is written (it drains
+/// only what already arrived), and a client that was not told reuses it for its next
+/// request and gets "server disconnected" — the MCP SDK's OAuth flow fetches the metadata
+/// right after the 401 (tests/refusal_keepalive.rs).
+pub fn refusal(body_unread: bool, mut response: Response) -> Response {
+    if body_unread {
+        response
+            .headers_mut()
+            .insert(header::CONNECTION, HeaderValue::from_static("close"));
+    }
     response
 }
 

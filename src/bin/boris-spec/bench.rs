@@ -71,6 +71,11 @@ pub(crate) struct BenchArgs {
     /// HTTP: seconds after the attack (and the calls) end before the "after" memory.
     #[arg(long, value_name = "SECONDS", default_value_t = 0)]
     after_wait: u64,
+    /// HTTP: the environment variable holding a bearer token the clients send with every
+    /// request (`Authorization: Bearer …`; a static `--token` or an OAuth access token).
+    /// Named, not given, so the token is not on the command line.
+    #[arg(long, value_name = "VAR", env = "BORIS_SPEC_BEARER_ENV")]
+    bearer_env: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -166,7 +171,18 @@ fn main_http(
     call_args: Value,
     init_calls: Vec<(String, Value)>,
 ) -> ExitCode {
+    let bearer = match &args.bearer_env {
+        None => None,
+        Some(var) => match std::env::var(var) {
+            Ok(token) if !token.trim().is_empty() => Some(token.trim().to_string()),
+            _ => {
+                eprintln!("boris-spec bench: --bearer-env {var}: the variable is not set or empty");
+                return ExitCode::from(2);
+            }
+        },
+    };
     let mut opts = bench_http::HttpBenchOptions {
+        bearer,
         addr: args.url.clone().unwrap_or_default(),
         pids: Vec::new(),
         tool,

@@ -203,7 +203,7 @@ pub fn positive_lifetime(ttl: Duration, claims: &Claims, now_secs: u64) -> Durat
     ttl.min(until_exp)
 }
 
-fn digest(token: &str) -> [u8; 32] {
+pub(super) fn digest(token: &str) -> [u8; 32] {
     let d = ring::digest::digest(&ring::digest::SHA256, token.as_bytes());
     let mut out = [0u8; 32];
     out.copy_from_slice(d.as_ref());

@@ -104,6 +104,7 @@ impl Guard {
                     .introspection
                     .as_ref()
                     .map(|c| introspect::Introspector::new(c, client.clone())),
+                verified: Default::default(),
             },
             config: config.clone(),
             header,
@@ -238,8 +239,11 @@ pub async fn require_token(
     if req.method() == Method::OPTIONS {
         return next.run(req).await;
     }
+    // Each refusal below comes before the body is read.
+    let body_unread = super::http_token::has_body(&req);
+    let refusal = |response| super::http_token::refusal(body_unread, response);
     let Some(token) = guard.presented(&req) else {
-        return guard.unauthorized(None);
+        return refusal(guard.unauthorized(None));
     };
     let grant = match guard.verifier.verify(token).await {
         Ok(grant) => grant,
@@ -248,11 +252,11 @@ pub async fn require_token(
             if let Some(held_back) = FAILURES.admit() {
                 tracing::warn!(path = req.uri().path(), reason = %reason, held_back, "refused a request: the access token is not valid");
             }
-            return guard.unauthorized(Some(&reason));
+            return refusal(guard.unauthorized(Some(&reason)));
         }
     };
     if req.uri().path() == "/metrics" && !grant.allows(METRICS) {
-        return guard.insufficient_scope(&grant, METRICS, "/metrics");
+        return refusal(guard.insufficient_scope(&grant, METRICS, "/metrics"));
     }
     // The token goes no further than here: rmcp and the tools see the grant only.
     for name in [Some(header::AUTHORIZATION), guard.header.clone()]
@@ -275,11 +279,13 @@ pub async fn require_token(
             .lock()
             .is_ok_and(|owners| owners.allows(id, &subject))
     {
-        return (
-            StatusCode::NOT_FOUND,
-            Json(serde_json::json!({"error": "session_not_found", "message": "no such session for this token's subject: initialize a new one"})),
-        )
-            .into_response();
+        return refusal(
+            (
+                StatusCode::NOT_FOUND,
+                Json(serde_json::json!({"error": "session_not_found", "message": "no such session for this token's subject: initialize a new one"})),
+            )
+                .into_response(),
+        );
     }
     req.extensions_mut().insert(grant);
     let response = next.run(req).await;
