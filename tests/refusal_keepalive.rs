@@ -9,51 +9,22 @@
 //! Deterministic: the body is sent only well after the refusal has arrived, the losing
 //! side of the race a real client runs.
 
-use std::io::{BufRead, BufReader, ErrorKind, Read, Write};
+use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpStream};
-use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-const BIN: &str = env!("CARGO_BIN_EXE_boris");
+mod common;
 
-/// The child, its address, and its work dir (kept until the end).
-struct Server(Child, SocketAddr, #[allow(dead_code)] tempfile::TempDir);
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
+/// The server (stopped when dropped) and its address.
+struct Server(#[allow(dead_code)] common::http::HttpServer, SocketAddr);
 
 fn start(auth: &[&str]) -> Server {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let mut child = Command::new(BIN)
-        .args(["--transport", "http", "--port", "0"])
-        .arg("--workdir")
-        .arg(dir.path())
-        .args(auth)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn boris");
-    let stderr = BufReader::new(child.stderr.take().expect("stderr"));
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in stderr.lines().map_while(Result::ok) {
-            if let Some(at) = line.find("bound=") {
-                let _ = tx.send(line[at + 6..].split_whitespace().next().map(str::to_string));
-            }
-        }
-    });
-    let addr = rx
-        .recv_timeout(Duration::from_secs(30))
-        .ok()
-        .flatten()
-        .and_then(|a| a.parse().ok())
+    let server = common::http::HttpServer::start(auth);
+    let addr = server
+        .addr
+        .parse()
         .expect("boris logs the address it bound");
-    Server(child, addr, dir)
+    Server(server, addr)
 }
 
 /// Reads one response head (up to the blank line) and its `content-length` body.
