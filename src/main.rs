@@ -1,6 +1,6 @@
 //! `boris`: parse the command line, set up logging on stderr, start a transport.
 
-use boris::config::{Cli, Command, Config, LogFormat, LogLevel, Transport};
+use boris::config::{Auth, Cli, Command, Config, LogFormat, LogLevel, Transport};
 use boris::logfmt::Json;
 use boris::tools::Shared;
 use clap::CommandFactory;
@@ -163,12 +163,15 @@ fn check_config(config: Config) -> ExitCode {
             "http on {}:{} ({})",
             config.host,
             config.port,
-            if config.generate_token {
-                "generated token"
-            } else if config.token.is_some() {
-                "token required"
-            } else {
-                "no token"
+            match &config.auth {
+                Auth::Oauth { config: oauth, .. } => format!(
+                    "OAuth access tokens for {} from {}",
+                    oauth.resource,
+                    oauth.issuers.join(", ")
+                ),
+                Auth::Token { .. } if config.generate_token => "generated token".into(),
+                Auth::Token { .. } => "token required".into(),
+                Auth::None { .. } => "no token".into(),
             }
         ),
     };

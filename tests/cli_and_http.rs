@@ -202,6 +202,44 @@ fn check_config_prints_one_summary_line() {
     assert!(out.stderr.is_empty(), "{out:?}");
 }
 
+/// The HTTP line says how a client is let in: the OAuth issuers and resource in oauth
+/// mode (it said "no token" there), a token, or none.
+#[test]
+fn check_config_says_how_http_clients_sign_in() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let run = |args: &[&str]| {
+        let out = boris()
+            .args(["--transport", "http", "--port", "0", "--workdir"])
+            .arg(tmp.path())
+            .args(args)
+            .arg("--check-config")
+            .output()
+            .expect("run boris");
+        assert!(out.status.success(), "{args:?}: {out:?}");
+        text(&out.stdout)
+    };
+    let oauth = run(&[
+        "--auth",
+        "oauth",
+        "--oauth-issuer",
+        "https://idp.example/realms/x",
+        "--public-url",
+        "https://boris.example/mcp",
+    ]);
+    assert!(
+        oauth.contains(
+            "(OAuth access tokens for https://boris.example/mcp from https://idp.example/realms/x)"
+        ),
+        "{oauth}"
+    );
+    assert!(!oauth.contains("no token"), "{oauth}");
+    let token = run(&["--token", "a-token-long-enough-0123456789"]);
+    assert!(token.contains("(token required)"), "{token}");
+    assert!(!token.contains("a-token-long-enough"), "{token}");
+    let none = run(&["--auth", "none"]);
+    assert!(none.contains("(no token)"), "{none}");
+}
+
 #[test]
 fn completions_and_man_page_come_from_the_flags() {
     for shell in ["bash", "zsh", "fish"] {
