@@ -229,7 +229,7 @@ fn hide_token_from_command_line() {
     let err = std::process::Command::new("/proc/self/exe")
         .arg0(&kept[0])
         .args(&kept[1..])
-        .env("BORIS_TOKEN", token)
+        .env(boris::secret_env::TOKEN, token)
         .exec();
     // exec failed (no /proc): carry on with the token where it was.
     eprintln!("boris: could not move --token out of the command line: {err}");

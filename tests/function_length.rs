@@ -11,6 +11,9 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
+mod common;
+use common::source::rust_files;
+
 /// Issue 28 §3: "no function over 150 lines in `src/` outside `#[cfg(test)]`".
 const MAX_FUNCTION_LINES: usize = 150;
 
@@ -430,21 +433,6 @@ fn skip_item(tokens: &[Token], mut at: usize, out: &mut Outline) -> usize {
             end + 1
         }
         None => end,
-    }
-}
-
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let mut entries: Vec<_> = std::fs::read_dir(dir)
-        .unwrap_or_else(|e| panic!("reading {}: {e}", dir.display()))
-        .map(|e| e.expect("a directory entry").path())
-        .collect();
-    entries.sort();
-    for path in entries {
-        if path.is_dir() {
-            rust_files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            out.push(path);
-        }
     }
 }
 

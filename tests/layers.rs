@@ -8,7 +8,10 @@
 //! The binaries (`src/bin/`, `src/main.rs`) are outside the library and never imported.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
+
+mod common;
+use common::source::rust_files;
 
 /// The part a `src/` file belongs to: `tools` for `src/tools/view.rs`, `scope` for
 /// `src/scope.rs`; `None` for the crate root and the binaries.
@@ -19,20 +22,6 @@ fn part_of(rel: &Path) -> Option<String> {
         return None;
     }
     Some(first.trim_end_matches(".rs").to_string())
-}
-
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            rust_files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            out.push(path);
-        }
-    }
 }
 
 /// The code of `text` before its test module (`#[cfg(test)]` then `mod …`), without comments (a doc comment may name
@@ -83,7 +72,6 @@ type Edges = BTreeMap<String, BTreeMap<String, String>>;
 fn edges(src: &Path) -> Edges {
     let mut files = Vec::new();
     rust_files(src, &mut files);
-    files.sort();
     let parts: BTreeSet<String> = files
         .iter()
         .filter_map(|f| part_of(f.strip_prefix(src).ok()?))

@@ -231,7 +231,7 @@ impl Cli {
                      of letters, digits and _ (not starting with a digit)"
                 )));
             }
-            if key == "BORIS_TOKEN" {
+            if key == crate::secret_env::TOKEN {
                 return Err(ConfigError(format!(
                     "invalid value for {env_name}: BORIS_TOKEN is never passed to commands"
                 )));
@@ -354,7 +354,7 @@ impl Cli {
         match &self.token {
             Some(token) if token.trim().is_empty() => Err(ConfigError(format!(
                 "invalid value for {}: the token must not be empty",
-                self.named("token", "--token", "BORIS_TOKEN")
+                self.named("token", "--token", crate::secret_env::TOKEN)
             ))),
             _ => Ok(()),
         }

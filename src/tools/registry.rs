@@ -311,10 +311,14 @@ impl Wording {
 fn is_argument_error(e: &ToolError, tool: ToolName) -> bool {
     e.code == ErrorCode::InvalidInput
         && e.message
-            .strip_prefix("invalid arguments for ")
+            .strip_prefix(ARGUMENTS_ERROR)
             .and_then(|m| m.strip_prefix(tool.as_str()))
             .is_some_and(|m| m.starts_with(':'))
 }
+
+/// How [`parse`]'s errors begin (then the tool's name and `:`), which
+/// [`is_argument_error`] recognises: one string, so the two cannot drift apart.
+const ARGUMENTS_ERROR: &str = "invalid arguments for ";
 
 /// Deserialises a tool's arguments; any mismatch is `[INVALID_INPUT]`.
 /// The message names the argument at fault (`path: invalid type: integer `5`, expected
@@ -325,9 +329,9 @@ pub fn parse<T: DeserializeOwned>(tool: &str, args: JsonObject) -> ToolResult<T>
         // serde quotes the offending value whole: cut it (issue 28 §7).
         let inner = crate::text::quote::cut_long_quotes(&e.into_inner().to_string());
         if path == "." {
-            ToolError::invalid(format!("invalid arguments for {tool}: {inner}"))
+            ToolError::invalid(format!("{ARGUMENTS_ERROR}{tool}: {inner}"))
         } else {
-            ToolError::invalid(format!("invalid arguments for {tool}: {path}: {inner}"))
+            ToolError::invalid(format!("{ARGUMENTS_ERROR}{tool}: {path}: {inner}"))
         }
     })
 }

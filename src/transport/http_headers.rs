@@ -70,7 +70,7 @@ pub async fn screen_headers(
     next: Next,
 ) -> Response {
     let headers = req.headers();
-    // Each refusal here comes before the body is read (DEC-signin-a).
+    // Each refusal here comes before the body is read (DEC-102).
     let closing =
         |response| super::http_token::refusal(super::http_token::has_body(&req), response);
     if count(headers, &header::ORIGIN) > 1 || count(headers, &header::HOST) > 1 {

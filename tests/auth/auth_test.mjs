@@ -299,7 +299,7 @@ try {
   check('introspection: a JWT is verified by signature, not introspected', r.status === 200 && introspection.calls === calls, `${r.status}, ${introspection.calls - calls} calls`);
 
   // A flood of random tokens: the provider is asked at most the burst (100) plus 20 a
-  // second (DEC-d); the rest are refused without a call, and a user's cached token keeps
+  // second (DEC-98); the rest are refused without a call, and a user's cached token keeps
   // working throughout.
   calls = introspection.calls;
   const started = Date.now();

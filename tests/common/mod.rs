@@ -6,6 +6,7 @@
 #![allow(dead_code)] // each test binary uses a different part
 
 pub mod http;
+pub mod source;
 
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Write};
