@@ -9,6 +9,8 @@
 //! - Cases run `--test-threads` at a time (default: the cores, at least 2, at most 4),
 //!   each starting its own servers.
 //! - `BORIS_SPEC_FILTER=view/` still narrows the suite (the path's substring).
+//! - The auth pack (spec/auth/) starts the identity provider tests/auth/install.sh
+//!   installs (or the one `BORIS_SPEC_IDP` names).
 //! - A case whose `requires:` the machine lacks is ignored, its reason printed
 //!   (`spec/…: skipped: requires nc (…)`); with `CI=true`, a need listed in
 //!   `tests/ci-installs.txt` fails it instead.
@@ -41,6 +43,27 @@ fn rel(path: &Path) -> String {
 fn snapshot_name(path: &Path) -> String {
     let r = rel(path);
     r.strip_suffix(".yaml").unwrap_or(&r).replace('/', "__")
+}
+
+/// The auth pack's identity provider (spec/auth/, `requires: [identity-provider]`): the
+/// suite's fixture on the Node tests/auth/install.sh installed beside npm
+/// oauth2-mock-server, unless `BORIS_SPEC_IDP` names another. The fixture is copied from
+/// the checkout each run, so an edit of it never meets a stale copy.
+fn auth_pack_provider() -> Option<String> {
+    let cache = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/auth/.cache");
+    let node = std::fs::read_to_string(cache.join("node-path")).ok()?;
+    let node = node.trim();
+    let npm = cache.join("npm");
+    if !Path::new(node).is_file() || !npm.join("node_modules/oauth2-mock-server").is_dir() {
+        return None;
+    }
+    let script = npm.join("idp_fixture.mjs");
+    std::fs::write(&script, spec::identity::FIXTURE_SCRIPT).ok()?;
+    Some(format!(
+        "{} {}",
+        spec::shell_quote(node),
+        spec::shell_quote(&script.to_string_lossy())
+    ))
 }
 
 fn main() -> std::process::ExitCode {
@@ -76,6 +99,9 @@ fn main() -> std::process::ExitCode {
         spec::shell_quote(env!("CARGO_BIN_EXE_boris"))
     );
     let mut opts = RunOptions::new(server);
+    if opts.identity_provider.is_none() {
+        opts.identity_provider = auth_pack_provider();
+    }
     // Every case on stdio, and those not about their transport over HTTP and under the
     // 2026-07-28 revision too (spec::routes).
     opts.routes = spec::Route::ALL.to_vec();

@@ -115,6 +115,10 @@ pub struct Adapter {
     /// (the default) reports it once per run and judges each case on its subject.
     #[serde(default)]
     pub teardown: Teardown,
+    /// How the server runs as an OAuth resource server, for the auth pack (cases that
+    /// `requires: [identity-provider]`); none: those cases are not supported.
+    #[serde(default)]
+    pub oauth: Option<super::identity::OauthMode>,
 }
 
 /// How an adapter holds its server to its teardown (see `spec::findings`).
@@ -283,6 +287,13 @@ impl Adapter {
                 ));
             }
         }
+        let oauth = if case.requires.iter().any(|r| r == "identity-provider") {
+            Some(self.oauth.as_ref().ok_or(
+                "it tests the server's OAuth mode, which the adapter does not give (`oauth:`)",
+            )?)
+        } else {
+            None
+        };
         if let Some(r) = &case.root
             && self.root_args.is_empty()
             && !self.args.iter().any(|a| a.contains("{root}"))
@@ -315,6 +326,7 @@ impl Adapter {
             .map(|a| a.replace("{root}", &root))
             .chain(contract.iter().flat_map(|c| c.args.iter().cloned()))
             .chain(boris_args.iter().cloned())
+            .chain(oauth.iter().flat_map(|o| o.args.iter().cloned()))
             .chain(case.args.iter().cloned())
             .collect();
         out.boris_args.clear();
@@ -344,6 +356,10 @@ impl Adapter {
             {
                 absolute(a, &spec.absolute_paths);
             }
+        }
+        // After the steps: the profiles' expectations they took in name scopes too.
+        if let Some(o) = oauth {
+            out = with_oauth(out, o)?;
         }
         Ok(out)
     }
@@ -588,6 +604,21 @@ fn derived_values(
         v.insert("count".into(), Value::from(end - start + 1));
     }
     v
+}
+
+/// The case with its OAuth placeholders filled in (`{resource}`, `{scope.read}`, …;
+/// `{idp.issuer}` waits for the provider to run) and every token it asks for bound to
+/// the server's resource unless the step names another audience.
+fn with_oauth(case: Case, oauth: &super::identity::OauthMode) -> Result<Case, String> {
+    let mut out = case.expanded(&oauth.placeholders()?);
+    for step in &mut out.steps {
+        if let Action::IdpToken(t) = &mut step.action
+            && t.aud.is_none()
+        {
+            t.aud = Some(super::identity::Audience::One(oauth.resource.clone()));
+        }
+    }
+    Ok(out)
 }
 
 #[cfg(test)]

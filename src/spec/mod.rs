@@ -35,6 +35,7 @@ pub mod findings;
 pub mod fixtures;
 pub mod hostile;
 pub mod http;
+pub mod identity;
 pub mod junit;
 pub mod matcher;
 pub mod model;

@@ -34,6 +34,9 @@ pub enum Requirement {
     PlainBuild,
     /// The machine reaches the internet (a TCP connection to a public address).
     Network,
+    /// The harness has an identity provider to start for the case
+    /// (`--identity-provider`, `BORIS_SPEC_IDP`; see `spec::identity`).
+    IdentityProvider,
 }
 
 /// The names that are not programs, with what each means (for docs and errors).
@@ -49,6 +52,10 @@ pub const FEATURES: &[(&str, &str)] = &[
         "the server was built without probe-simulation",
     ),
     ("network", "the machine reaches the internet"),
+    (
+        "identity-provider",
+        "the harness can start an identity provider (--identity-provider, BORIS_SPEC_IDP)",
+    ),
 ];
 
 impl Requirement {
@@ -69,6 +76,7 @@ impl Requirement {
             "probe-simulation" => Requirement::ProbeSimulation,
             "plain-build" => Requirement::PlainBuild,
             "network" => Requirement::Network,
+            "identity-provider" => Requirement::IdentityProvider,
             program => Requirement::Program(program.to_string()),
         })
     }
@@ -81,6 +89,7 @@ impl Requirement {
             Requirement::ProbeSimulation => "probe-simulation",
             Requirement::PlainBuild => "plain-build",
             Requirement::Network => "network",
+            Requirement::IdentityProvider => "identity-provider",
         }
     }
 }
@@ -91,6 +100,8 @@ pub struct Where<'a> {
     pub path: Option<&'a str>,
     /// The server's command line (as `RunOptions::server_cmd`).
     pub server_cmd: &'a str,
+    /// The command that starts an identity provider (`RunOptions::identity_provider`).
+    pub identity_provider: Option<&'a str>,
 }
 
 /// A need that is missing, and why, in one line.
@@ -171,6 +182,12 @@ fn why_missing(r: &Requirement, at: &Where) -> Option<String> {
             None => Some("the server's --version says nothing".into()),
         },
         Requirement::Network => (!network_reachable()).then(|| "no route to the internet".into()),
+        Requirement::IdentityProvider => at.identity_provider.is_none().then(|| {
+            format!(
+                "no provider to start: give --identity-provider or {}",
+                super::identity::IDP_VAR
+            )
+        }),
     }
 }
 
@@ -288,6 +305,7 @@ mod tests {
         let at = Where {
             path: Some(&path),
             server_cmd: "true",
+            identity_provider: None,
         };
         let m = missing(&case, &at);
         let names: Vec<&str> = m.iter().map(|m| m.name.as_str()).collect();
@@ -307,6 +325,25 @@ mod tests {
     }
 
     #[test]
+    fn an_identity_provider_is_there_when_the_harness_has_one_to_start() {
+        let case = crate::spec::parse_case(
+            "source: t\nrequires: [identity-provider]\nsteps:\n  - request: {method: ping}\n",
+        )
+        .unwrap();
+        let at = |idp| Where {
+            path: None,
+            server_cmd: "true",
+            identity_provider: idp,
+        };
+        assert!(missing(&case, &at(Some("node idp.mjs"))).is_empty());
+        let m = missing(&case, &at(None));
+        assert_eq!(
+            skip_reason(&m),
+            "requires identity-provider (no provider to start: give --identity-provider or BORIS_SPEC_IDP)"
+        );
+    }
+
+    #[test]
     fn the_server_version_tells_the_build() {
         let case = |r: &str| {
             crate::spec::parse_case(&format!(
@@ -320,6 +357,7 @@ mod tests {
         let at = |cmd| Where {
             path: None,
             server_cmd: cmd,
+            identity_provider: None,
         };
         assert!(missing(&case("probe-simulation"), &at(with)).is_empty());
         assert!(missing(&case("plain-build"), &at(plain)).is_empty());

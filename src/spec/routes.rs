@@ -234,7 +234,8 @@ fn portable_across_transports(case: &Case) -> Result<(), String> {
             | Action::SleepMs(_)
             | Action::CheckFiles(_)
             | Action::AssertNoProcess(_)
-            | Action::AssertProcess(_) => true,
+            | Action::AssertProcess(_)
+            | Action::IdpToken(_) => true,
             _ => false,
         };
         if !ok {

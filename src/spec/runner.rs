@@ -66,6 +66,10 @@ pub struct RunOptions {
     /// cannot read its processes nor look for what it has, so cases that need either
     /// are unsupported.
     pub remote: bool,
+    /// The command that starts an identity provider for the cases that
+    /// `requires: [identity-provider]` (the auth pack, `spec::identity`); default: the
+    /// environment's `BORIS_SPEC_IDP`.
+    pub identity_provider: Option<String>,
 }
 
 /// Boris's arguments for a control run: nothing confines the commands.
@@ -87,6 +91,9 @@ impl RunOptions {
             control: false,
             control_args: vec![DEFAULT_CONTROL_ARGS.to_string()],
             remote: false,
+            identity_provider: std::env::var(super::identity::IDP_VAR)
+                .ok()
+                .filter(|c| !c.trim().is_empty()),
         }
     }
 }
@@ -241,6 +248,7 @@ pub fn missing_needs(case: &Case, opts: &RunOptions) -> Vec<super::requires::Mis
         &super::requires::Where {
             path: path.as_deref(),
             server_cmd: &opts.server_cmd,
+            identity_provider: opts.identity_provider.as_deref(),
         },
     )
 }
@@ -383,7 +391,14 @@ fn run_case_inner(case: &Case, opts: &RunOptions, route: Route) -> Option<CaseOu
             return Some(outcome);
         }
     };
-    let case = case.expanded(&Placeholders::for_workdir(&workdir));
+    let (mut identity, table) = match with_identity_provider(case, opts, &workdir) {
+        Ok(x) => x,
+        Err(e) => {
+            outcome.failures.push(e);
+            return Some(outcome);
+        }
+    };
+    let case = case.expanded(&table);
     let home = match sandbox_home(&case) {
         Ok(h) => h,
         Err(e) => {
@@ -446,6 +461,7 @@ fn run_case_inner(case: &Case, opts: &RunOptions, route: Route) -> Option<CaseOu
                         (true, None) => Some(Listening::Printed(opts.http_addr_regex.clone())),
                     };
                     let mut s = session::open(server, &case, timeout, listening);
+                    s.give_identity_provider(identity.take());
                     s.run(&case, &workdir, opts.exit_timeout);
                     let ended = s.ended();
                     stderr = ended.stderr;
@@ -489,6 +505,25 @@ fn run_case_inner(case: &Case, opts: &RunOptions, route: Route) -> Option<CaseOu
     outcome.exit_code = exit_code;
     outcome.duration = start.elapsed();
     Some(outcome)
+}
+
+/// The case's placeholder table, and the auth pack's identity provider, started before
+/// the server that trusts it (`{idp.issuer}` in the table) when the case needs one.
+fn with_identity_provider(
+    case: &Case,
+    opts: &RunOptions,
+    workdir: &Path,
+) -> Result<(Option<super::identity::IdentityProvider>, Placeholders), String> {
+    let table = Placeholders::for_workdir(workdir);
+    if !case.requires.iter().any(|r| r == "identity-provider") {
+        return Ok((None, table));
+    }
+    let cmd = opts.identity_provider.as_deref().ok_or(
+        "no identity provider to start (a harness bug: needs_verdict lets no such case run)",
+    )?;
+    let idp = super::identity::IdentityProvider::start(cmd)?;
+    let table = table.with("{idp.issuer}", idp.issuer());
+    Ok((Some(idp), table))
 }
 
 /// A loopback port nothing listens on right now (the OS picks it; the server binds it

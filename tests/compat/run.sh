@@ -67,6 +67,14 @@ MKS_DIR="$CACHE/mako10k-mcp-shell-server"
 JFS_DIR="$CACHE/j0hanz-filesystem-mcp"
 AE_DIR="$CACHE/aether"
 q() { printf "'%s'" "$1"; }
+# The auth pack's identity provider (spec/auth/, `requires: [identity-provider]`):
+# oauth2-mock-server on Node, pinned by tests/auth/install.sh (which copies the fixture
+# beside it); run only for servers whose adapter gives an OAuth mode.
+if [ -z "${BORIS_SPEC_IDP:-}" ]; then
+  bash "$ROOT/tests/auth/install.sh" >/dev/null 2>&1 || { echo "compat: tests/auth/install.sh failed"; exit 1; }
+  BORIS_SPEC_IDP="$(q "$(cat "$ROOT/tests/auth/.cache/node-path")") $(q "$ROOT/tests/auth/.cache/npm/idp_fixture.mjs")"
+  export BORIS_SPEC_IDP
+fi
 declare -A SERVER=(
   # The lsp call phases logged: a failure's stderr tail then says where a call waited.
   [boris]="env RUST_LOG=info,rmcp=warn,boris::lsp::call=debug $(q "$BORIS") --transport stdio"

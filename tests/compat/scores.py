@@ -9,7 +9,7 @@ pattern under spec/ is grouped on purpose rather than dropped from the scores.
 import fnmatch, json, os, sys
 
 GROUPS = ["shell", "run outcome honesty", "background", "read", "edit", "patch", "search",
-          "confinement", "code intelligence", "protocol", "teardown"]
+          "confinement", "code intelligence", "protocol", "sign-in", "teardown"]
 
 READ = {"read_file", "read_range", "read_from", "read_tail", "list_dir"}
 EDIT = {"write_file", "replace", "multi_edit", "replace_all"}
@@ -28,6 +28,7 @@ CODE = {"diagnostics", "definition", "references", "rename"}
 # search, a background case under spec/bash/ is background); what it uses places the
 # rest (a case of a client profile's tools, of spec/errors/).
 RULES = [
+    ("sign-in", ["auth"], [], set()),
     ("run outcome honesty", ["outcome"], ["cancel-*", "exit-code-*", "timeout-sig*"], set()),
     ("teardown", [], ["shutdown-*", "stdin-eof-*", "sigterm-*", "*session-end*",
                       "delete-kills-*"], set()),

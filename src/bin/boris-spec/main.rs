@@ -80,6 +80,18 @@ enum Cmd {
     /// well-formed, changes nothing when it fails and nothing outside the workdir ever.
     /// A failure is shrunk and printed as a case to paste.
     Hostile(hostile::HostileArgs),
+    /// Print a fixture the suite's harness starts, to save and run beside what it needs:
+    /// `identity-provider` (the auth pack's provider; Node >= 22 and npm
+    /// oauth2-mock-server 9.x in its directory's node_modules).
+    Fixture {
+        #[arg(value_enum)]
+        name: FixtureName,
+    },
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum FixtureName {
+    IdentityProvider,
 }
 
 fn main() -> ExitCode {
@@ -93,6 +105,12 @@ fn main() -> ExitCode {
         Cmd::Adapt(args) => preflight::adapt(&args),
         Cmd::Capabilities => capabilities::main(),
         Cmd::Hostile(args) => hostile::main(args),
+        Cmd::Fixture {
+            name: FixtureName::IdentityProvider,
+        } => {
+            print!("{}", spec::identity::FIXTURE_SCRIPT);
+            ExitCode::SUCCESS
+        }
     }
 }
 

@@ -97,6 +97,12 @@ pub(crate) struct RunArgs {
     /// look at its processes or declare `requires:` are reported unsupported.
     #[arg(long, env = "BORIS_SPEC_REMOTE")]
     remote: bool,
+    /// The command that starts an identity provider for the auth pack (cases that
+    /// `requires: [identity-provider]`): it prints `{"issuer": URL}` and serves tokens
+    /// (`boris-spec fixture identity-provider` prints the suite's own, which runs npm
+    /// oauth2-mock-server). Without one, those cases are skipped.
+    #[arg(long, value_name = "CMD", env = "BORIS_SPEC_IDP")]
+    identity_provider: Option<String>,
     /// What a control run appends to the server's arguments.
     #[arg(
         long,
@@ -105,6 +111,26 @@ pub(crate) struct RunArgs {
         default_value = boris::spec::runner::DEFAULT_CONTROL_ARGS
     )]
     control_args: String,
+}
+
+/// The file a flag names, read and parsed (`None`: the flag was not given); a file that
+/// cannot be read or parsed is a usage error, said once.
+fn read_flag_file<T>(
+    flag: &str,
+    file: Option<&std::path::Path>,
+    parse: impl Fn(&str) -> Result<T, String>,
+) -> Result<Option<T>, ExitCode> {
+    let Some(f) = file else { return Ok(None) };
+    match std::fs::read_to_string(f)
+        .map_err(|e| e.to_string())
+        .and_then(|t| parse(&t))
+    {
+        Ok(v) => Ok(Some(v)),
+        Err(e) => {
+            eprintln!("boris-spec: {flag} {}: {e}", f.display());
+            Err(ExitCode::from(2))
+        }
+    }
 }
 
 pub(crate) fn main(args: RunArgs) -> ExitCode {
@@ -126,31 +152,17 @@ pub(crate) fn main(args: RunArgs) -> ExitCode {
         // Only the escape cases have a control; a case that does not load is kept, to fail.
         cases.retain(|c| c.load().map(|c| c.control.is_some()).unwrap_or(true));
     }
-    let must_have = match &args.installed {
-        None => Default::default(),
-        Some(f) => match std::fs::read_to_string(f)
-            .map_err(|e| e.to_string())
-            .and_then(|t| boris::spec::requires::parse_manifest(&t))
-        {
-            Ok(m) => m,
-            Err(e) => {
-                eprintln!("boris-spec: --installed {}: {e}", f.display());
-                return ExitCode::from(2);
-            }
-        },
+    let must_have = match read_flag_file("--installed", args.installed.as_deref(), |t| {
+        boris::spec::requires::parse_manifest(t)
+    }) {
+        Ok(m) => m.unwrap_or_default(),
+        Err(code) => return code,
     };
-    let baseline = match &args.baseline {
-        None => report::Baseline::new(),
-        Some(f) => match std::fs::read_to_string(f)
-            .map_err(|e| e.to_string())
-            .and_then(|t| report::parse_baseline(&t))
-        {
-            Ok(b) => b,
-            Err(e) => {
-                eprintln!("boris-spec: --baseline {}: {e}", f.display());
-                return ExitCode::from(2);
-            }
-        },
+    let baseline = match read_flag_file("--baseline", args.baseline.as_deref(), |t| {
+        report::parse_baseline(t)
+    }) {
+        Ok(b) => b.unwrap_or_else(report::Baseline::new),
+        Err(code) => return code,
     };
     let adapter = match find_adapter(&args.adapter) {
         Ok(a) => a,
@@ -179,6 +191,10 @@ pub(crate) fn main(args: RunArgs) -> ExitCode {
     opts.must_have = must_have;
     opts.control = args.control;
     opts.remote = args.remote;
+    opts.identity_provider = args
+        .identity_provider
+        .clone()
+        .filter(|c| !c.trim().is_empty());
     opts.control_args = args
         .control_args
         .split_whitespace()

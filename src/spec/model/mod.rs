@@ -347,6 +347,16 @@ impl Case {
             crate::spec::requires::Requirement::parse(r)
                 .map_err(|e| format!("invalid case: requires: {e}"))?;
         }
+        let asks_provider = self
+            .steps
+            .iter()
+            .any(|s| matches!(s.action, Action::IdpToken(_)));
+        if asks_provider && !self.requires.iter().any(|r| r == "identity-provider") {
+            return Err(
+                "invalid case: an `idp_token` step needs a provider: add `requires: [identity-provider]`"
+                    .into(),
+            );
+        }
         self.validate_escape()
     }
 

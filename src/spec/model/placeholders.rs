@@ -85,6 +85,7 @@ impl Step {
             Action::AssertNoProcess(pattern) | Action::AssertProcess(pattern) => {
                 *pattern = p.expand_regex(pattern)
             }
+            Action::IdpToken(t) => t.expand(p),
             Action::CheckFiles(checks) => {
                 for c in checks {
                     c.path = p.expand(&c.path);

@@ -8,6 +8,7 @@ use serde_json::Value;
 use super::http_step::{HttpCallSpec, HttpInitSpec, HttpRequestSpec, HttpSpec, check_map};
 use super::step_kind::{Needs, StepKey, StepKind};
 use super::{Expect, FileCheck, FileSpec, Placeholders, present_or_default, present_value};
+use crate::spec::identity::TokenSpec;
 use crate::spec::vocabulary::Capability;
 
 // ---------------------------------------------------------------------------------
@@ -111,6 +112,9 @@ pub enum Action {
     /// Some process (other than the harness) has a command line matching this regex:
     /// seen by the harness from outside the server, as `AssertNoProcess`.
     AssertProcess(String),
+    /// A token from the case's identity provider, kept as `{saved:NAME}` (the auth
+    /// pack, `spec::identity`).
+    IdpToken(TokenSpec),
 }
 
 /// `expect_exit` of a `signal` step.
@@ -160,6 +164,7 @@ impl Action {
             Action::Signal { .. } => StepKind::Signal,
             Action::AssertNoProcess(_) => StepKind::AssertNoProcess,
             Action::AssertProcess(_) => StepKind::AssertProcess,
+            Action::IdpToken(_) => StepKind::IdpToken,
         }
     }
 
@@ -192,6 +197,7 @@ impl Action {
             Action::Signal { name, .. } => format!("signal {name}"),
             Action::AssertNoProcess(_) => "assert_no_process".into(),
             Action::AssertProcess(_) => "assert_process".into(),
+            Action::IdpToken(t) => format!("idp_token {}", t.save),
         }
     }
 }
@@ -256,6 +262,7 @@ pub(crate) struct RawStep {
     expect_exit: Option<ExpectExit>,
     assert_no_process: Option<String>,
     assert_process: Option<String>,
+    idp_token: Option<TokenSpec>,
     #[serde(default, deserialize_with = "present_value")]
     id: Option<Value>,
     wait: Option<bool>,
@@ -287,6 +294,7 @@ impl RawStep {
             (self.signal.is_some(), StepKind::Signal),
             (self.assert_no_process.is_some(), StepKind::AssertNoProcess),
             (self.assert_process.is_some(), StepKind::AssertProcess),
+            (self.idp_token.is_some(), StepKind::IdpToken),
         ]
         .into_iter()
         .filter_map(|(present, kind)| present.then_some(kind))
@@ -440,6 +448,9 @@ impl RawStep {
         } else if let Some(pattern) = r.assert_process {
             check_process_pattern("assert_process", &pattern)?;
             Action::AssertProcess(pattern)
+        } else if let Some(t) = r.idp_token {
+            t.validate()?;
+            Action::IdpToken(t)
         } else {
             return Err(format!(
                 "a step needs exactly one of {}",

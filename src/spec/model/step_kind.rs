@@ -28,6 +28,7 @@ pub enum StepKind {
     Signal,
     AssertNoProcess,
     AssertProcess,
+    IdpToken,
 }
 
 /// A key a step may carry besides its action.
@@ -82,7 +83,7 @@ use StepKey::*;
 use StepKind::*;
 
 /// Every kind, in the documented order: its key, its transport, the keys it takes.
-const TABLE: [(StepKind, &str, Needs, &[StepKey]); 18] = [
+const TABLE: [(StepKind, &str, Needs, &[StepKey]); 19] = [
     (Initialize, "initialize", Needs::Stdio, &[Expect, TimeoutMs]),
     (
         Do,
@@ -146,6 +147,7 @@ const TABLE: [(StepKind, &str, Needs, &[StepKey]); 18] = [
         &[TimeoutMs],
     ),
     (AssertProcess, "assert_process", Needs::Either, &[TimeoutMs]),
+    (IdpToken, "idp_token", Needs::Either, &[TimeoutMs]),
 ];
 
 impl StepKind {

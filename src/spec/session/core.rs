@@ -55,6 +55,8 @@ pub(crate) struct Core {
     strict_teardown: bool,
     /// Teardown faults set aside for the run's findings (when not strict).
     pub(super) teardown: Vec<TeardownFault>,
+    /// The case's identity provider (the auth pack): `idp_token` steps ask it.
+    pub(super) identity: Option<crate::spec::identity::IdentityProvider>,
 }
 
 /// How an id is keyed (JSON text, so `1` and `"1"` differ).
@@ -112,6 +114,7 @@ impl Core {
             sigterm_death_ok: case.sigterm_death_ok,
             strict_teardown: case.strict_teardown,
             teardown: Vec::new(),
+            identity: None,
         }
     }
 

@@ -62,6 +62,14 @@ pub(crate) struct Ended {
 impl dyn Session + '_ {
     /// Runs `case` from its start to the server's end: a startup failure, or the
     /// start, the steps and the end.
+    /// Hands the session the case's identity provider (kept, and killed, with it).
+    pub(crate) fn give_identity_provider(
+        &mut self,
+        idp: Option<crate::spec::identity::IdentityProvider>,
+    ) {
+        self.core_mut().identity = idp;
+    }
+
     pub(crate) fn run(&mut self, case: &Case, workdir: &Path, exit_timeout: Duration) {
         if case.expect_startup_failure.is_some() {
             self.run_startup_failure(case);

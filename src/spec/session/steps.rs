@@ -117,6 +117,18 @@ impl dyn Session + '_ {
                 fails.extend(self.assert_process(pattern, true, timeout))
             }
             Action::ExpectStopped => fails.extend(self.expect_stopped(timeout)),
+            Action::IdpToken(spec) => {
+                let token = match &self.core().identity {
+                    Some(idp) => idp.mint(spec, timeout).map_err(Fatal)?,
+                    None => {
+                        return Err(Fatal(
+                            "an `idp_token` step in a case that does not `require: [identity-provider]`"
+                                .into(),
+                        ));
+                    }
+                };
+                self.core_mut().saved.insert(spec.save.clone(), token);
+            }
             Action::ExpectAlive(false) => {
                 if self.core_mut().server.wait_exit(timeout).is_some() {
                     // The exit code is checked at the end of the case.
