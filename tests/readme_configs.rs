@@ -33,6 +33,8 @@ const EXPECTED: &[&str] = &[
     "codex-oauth",
     "codex-login",
     "python-sdk-oauth",
+    "ts-sdk-token",
+    "ts-sdk-oauth",
 ];
 
 /// A block for `--auth oauth` (its name says so): the client signs in, so it must carry no
@@ -252,6 +254,58 @@ fn check_python(block: &str, body: &str) {
     );
 }
 
+/// A TypeScript SDK snippet (an ES module, top-level `await`): it imports the SDK's
+/// streamable HTTP client, connects to an HTTP URL to `/mcp`, and authenticates as its
+/// mode says — a bearer header in token mode, an `authProvider` and no header with
+/// OAuth. Parsed by `node --check` when node is present (CI: required).
+/// `tests/clients/run.sh` also runs the token block against a live Boris.
+fn check_js(block: &str, body: &str) {
+    assert!(
+        body.contains("@modelcontextprotocol/sdk/client/streamableHttp.js")
+            && body.contains("new StreamableHTTPClientTransport(")
+            && body.contains("/mcp\")"),
+        "block {block}: no streamable HTTP client to /mcp"
+    );
+    if is_oauth(block) {
+        assert!(
+            body.contains("authProvider")
+                && body.contains("finishAuth(")
+                && !body.contains("Authorization"),
+            "block {block}: an OAuth client signs in through authProvider, with no static header"
+        );
+    } else {
+        assert!(
+            body.contains("Authorization: `Bearer ${process.env.BORIS_TOKEN}`"),
+            "block {block}: no bearer header from BORIS_TOKEN"
+        );
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("block.mjs");
+    std::fs::write(&file, body).expect("write the block");
+    // The node on PATH, else the one tests/auth/install.sh installs (CI runs it first).
+    let installed = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/auth/.cache/node-path");
+    let node = match Command::new("node").arg("--version").output() {
+        Ok(_) => "node".to_string(),
+        Err(_) => std::fs::read_to_string(installed)
+            .map(|p| p.trim().to_string())
+            .unwrap_or_else(|_| "node".into()),
+    };
+    match Command::new(&node).arg("--check").arg(&file).output() {
+        Ok(out) => assert!(
+            out.status.success(),
+            "block {block}: not a valid ES module: {}",
+            String::from_utf8_lossy(&out.stderr)
+        ),
+        Err(_) => {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "block {block}: node is needed to parse it (CI=true)"
+            );
+            eprintln!("block {block}: not parsed (no node)");
+        }
+    }
+}
+
 #[test]
 fn every_readme_config_block_parses_and_boris_accepts_it() {
     let mut blocks = Vec::new();
@@ -340,6 +394,7 @@ fn every_readme_config_block_parses_and_boris_accepts_it() {
                 assert!(checked > 0, "block {name}: no boris command");
             }
             "python" => check_python(name, &block.body),
+            "js" => check_js(name, &block.body),
             other => panic!("block {name}: unexpected fence language {other:?}"),
         }
     }

@@ -163,6 +163,31 @@ if start_http "$wd"; then
   stop_http
 else FAIL=$((FAIL + 1)); fi
 
+# ---- docs/clients.md's TypeScript SDK token block, run as written (issue 30 §4) -----------
+# Only the URL is replaced. Its token must be what lets it in: the same block with a wrong
+# BORIS_TOKEN must not read the file.
+wd=$(fresh_workdir ts-doc-token)
+printf 'the README of this workdir\n' > "$wd/README.md"
+doc_token="doc-token-$RANDOM$RANDOM"
+if start_http "$wd" --token "$doc_token"; then
+  block="$NPMDIR/doc_ts_sdk_token.mjs"
+  python3 - "$ROOT/docs/clients.md" "$URL" > "$block" <<'PY'
+import re, sys
+text = open(sys.argv[1]).read()
+m = re.search(r"<!-- readme-config: ts-sdk-token -->\n```js\n(.*?)```", text, re.S)
+print(m.group(1).replace("http://127.0.0.1:8080/mcp", sys.argv[2]) if m else "", end="")
+PY
+  right=$(BORIS_TOKEN="$doc_token" timeout 60 "$NODE" "$block" 2>&1)
+  wrong=$(BORIS_TOKEN="not-$doc_token" timeout 60 "$NODE" "$block" 2>&1)
+  if grep -q "the README of this workdir" <<< "$right" && ! grep -q "the README of this workdir" <<< "$wrong"; then
+    echo "ok docs ts-sdk-token block: reads the file with the token, not without"; PASS=$((PASS + 1))
+  else
+    echo "not ok docs ts-sdk-token block - with the token: $(tail -c 300 <<< "$right" | tr '\n' ' ') / wrong token: $(tail -c 200 <<< "$wrong" | tr '\n' ' ')"
+    FAIL=$((FAIL + 1))
+  fi
+  stop_http
+else FAIL=$((FAIL + 1)); fi
+
 # ---- Claude Code's tool contract against --tool-profile claude-code (about 3 s per transport) ----
 wd=$(fresh_workdir cc-stdio)
 run_client "cc-client stdio" 150 "$NODE" "$NPMDIR/cc_client.mjs" stdio "$BORIS" "$wd"
