@@ -119,6 +119,10 @@ pub struct Adapter {
     /// `requires: [identity-provider]`); none: those cases are not supported.
     #[serde(default)]
     pub oauth: Option<super::identity::OauthMode>,
+    /// How the server takes one static bearer token (`{bearer}`, the harness's value),
+    /// for the cases tagged `static-token`; none: those cases are not supported.
+    #[serde(default)]
+    pub static_token_args: Option<Vec<String>>,
 }
 
 /// How an adapter holds its server to its teardown (see `spec::findings`).
@@ -287,6 +291,13 @@ impl Adapter {
                 ));
             }
         }
+        let static_token = if case.tags.iter().any(|t| t == STATIC_TOKEN_TAG) {
+            Some(self.static_token_args.as_ref().ok_or(
+                "it tests the server's static-token mode, which the adapter does not give (`static_token_args:`)",
+            )?)
+        } else {
+            None
+        };
         let oauth = if case.requires.iter().any(|r| r == "identity-provider") {
             Some(self.oauth.as_ref().ok_or(
                 "it tests the server's OAuth mode, which the adapter does not give (`oauth:`)",
@@ -327,6 +338,7 @@ impl Adapter {
             .chain(contract.iter().flat_map(|c| c.args.iter().cloned()))
             .chain(boris_args.iter().cloned())
             .chain(oauth.iter().flat_map(|o| o.args.iter().cloned()))
+            .chain(static_token.iter().flat_map(|a| a.iter().cloned()))
             .chain(case.args.iter().cloned())
             .collect();
         out.boris_args.clear();
@@ -360,6 +372,10 @@ impl Adapter {
         // After the steps: the profiles' expectations they took in name scopes too.
         if let Some(o) = oauth {
             out = with_oauth(out, o)?;
+        }
+        if static_token.is_some() {
+            let table = super::model::Placeholders::default().with("{bearer}", STATIC_BEARER);
+            out = out.expanded(&table);
         }
         Ok(out)
     }
@@ -605,6 +621,12 @@ fn derived_values(
     }
     v
 }
+
+/// The tag of the cases about a server's one static bearer token (the auth pack).
+pub const STATIC_TOKEN_TAG: &str = "static-token";
+
+/// The static token the harness gives a server in those cases (`{bearer}`).
+pub const STATIC_BEARER: &str = "boris-spec-static-bearer-7f3c9e";
 
 /// The case with its OAuth placeholders filled in (`{resource}`, `{scope.read}`, …;
 /// `{idp.issuer}` waits for the provider to run) and every token it asks for bound to

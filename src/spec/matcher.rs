@@ -374,6 +374,17 @@ pub fn check_http(
             fails.push(format!("expected no header {name}, got {}", quote(&got)));
         }
     }
+    for (name, unwanted) in &expect.headers_not_contains {
+        if let Some(got) = header(name) {
+            for u in unwanted.iter().filter(|u| got.contains(u.as_str())) {
+                fails.push(format!(
+                    "expected header {name} not to contain {}, got {}",
+                    quote(u),
+                    quote(&got)
+                ));
+            }
+        }
+    }
     for m in &expect.messages {
         if !messages.iter().any(|x| subset_match(&m.match_, x).is_ok()) {
             let why = match messages {
@@ -687,8 +698,18 @@ mod tests {
         e.body = Some("c".into());
         e.body_contains = strings(&["c"]);
         e.body_not_contains = strings(&["b"]);
+        e.headers_not_contains = [
+            ("vary".to_string(), strings(&["origin", "nothing-like-it"])),
+            ("x-absent".to_string(), strings(&["origin"])),
+        ]
+        .into();
         let f = check_http(&e, 200, &headers, "b", &msgs);
-        assert_eq!(f.len(), 7, "{f:#?}");
+        assert_eq!(f.len(), 8, "{f:#?}");
+        assert!(
+            f.iter()
+                .any(|x| x.contains("expected header vary not to contain \"origin\"")),
+            "{f:#?}"
+        );
         assert!(
             f[0].contains("expected HTTP status 404, got 200"),
             "{}",
@@ -696,7 +717,8 @@ mod tests {
         );
         assert!(f[1].contains("mcp-session-id"), "{}", f[1]);
         assert!(f[2].contains("expected no header Vary"), "{}", f[2]);
-        assert!(f[3].contains("none of the 2 messages"), "{}", f[3]);
+        assert!(f[3].contains("not to contain \"origin\""), "{}", f[3]);
+        assert!(f[4].contains("none of the 2 messages"), "{}", f[4]);
         let f = check_http(
             &Expect {
                 messages: vec![MessagePattern {

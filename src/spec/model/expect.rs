@@ -50,6 +50,10 @@ pub struct Expect {
     /// Header names that must not be in the response.
     #[serde(default)]
     pub headers_absent: Vec<String>,
+    /// Header name → substrings its value must not contain (an absent header passes):
+    /// a static-token challenge with no `resource_metadata`.
+    #[serde(default)]
+    pub headers_not_contains: BTreeMap<String, Strings>,
     /// Each pattern must match some message of the body (a JSON body, or the `data`
     /// of each non-empty server-sent event).
     #[serde(default)]
@@ -165,6 +169,10 @@ impl Expect {
             (self.status.is_some(), "status"),
             (!self.headers.is_empty(), "headers"),
             (!self.headers_absent.is_empty(), "headers_absent"),
+            (
+                !self.headers_not_contains.is_empty(),
+                "headers_not_contains",
+            ),
             (!self.messages.is_empty(), "messages"),
             (self.body.is_some(), "body"),
             (!self.body_contains.is_empty(), "body_contains"),
@@ -186,6 +194,11 @@ impl Expect {
         }
         let mut headers = self.headers.clone();
         headers.extend(more.headers.clone());
+        let mut headers_not_contains = self.headers_not_contains.clone();
+        for (name, v) in &more.headers_not_contains {
+            let had = headers_not_contains.remove(name).unwrap_or_default();
+            headers_not_contains.insert(name.clone(), join(&had, v));
+        }
         Expect {
             is_error: more.is_error.or(self.is_error),
             code: more.code.clone().or_else(|| self.code.clone()),
@@ -214,6 +227,7 @@ impl Expect {
                 .chain(&more.headers_absent)
                 .cloned()
                 .collect(),
+            headers_not_contains,
             messages: self
                 .messages
                 .iter()

@@ -108,6 +108,9 @@ impl Step {
             for v in e.headers.values_mut() {
                 *v = p.expand_strings(v);
             }
+            for v in e.headers_not_contains.values_mut() {
+                *v = p.expand_strings(v);
+            }
             for m in &mut e.messages {
                 m.match_ = p.expand_value(&m.match_);
             }
