@@ -51,7 +51,8 @@ pub async fn call(
         in_task: true,
     };
     let manager: TaskManager = ctx.ws.mcp_tasks.clone();
-    let mut work = tokio::spawn(async move { tools::dispatch(&ctx, &name, args, call).await });
+    let mut work =
+        tokio::spawn(async move { tools::dispatch::dispatch(&ctx, &name, args, call).await });
     let plain = |joined: Result<Option<CallToolResult>, tokio::task::JoinError>| {
         finished(joined)
             .map(CallToolResponse::Complete)

@@ -415,7 +415,7 @@ impl BorisServer {
         let ctx = self.ctx_for(&context);
         let config = &ctx.shared.config;
         if let Some(grace) = config.task_after
-            && crate::tools::may_become_task(config, &name, &args)
+            && crate::tools::catalogue::may_become_task(config, &name, &args)
             && context
                 .client_capabilities()
                 .is_some_and(|caps| caps.supports_tasks())
@@ -431,7 +431,7 @@ impl BorisServer {
             }),
             in_task: false,
         };
-        match tools::dispatch(&ctx, &name, args, call).await {
+        match tools::dispatch::dispatch(&ctx, &name, args, call).await {
             Some(result) => Ok(result.into()),
             None => Err(McpError::invalid_params(
                 format!("unknown tool {}", crate::text::quote::quoted(&name)),

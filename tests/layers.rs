@@ -13,7 +13,7 @@ use std::path::Path;
 mod common;
 use common::source::rust_files;
 
-/// The part a `src/` file belongs to: `tools` for `src/tools/view.rs`, `scope` for
+/// The part a `src/` file belongs to: `tools` for `src/tools/boris/view.rs`, `scope` for
 /// `src/scope.rs`; `None` for the crate root and the binaries.
 fn part_of(rel: &Path) -> Option<String> {
     let mut parts = rel.components().map(|c| c.as_os_str().to_string_lossy());
@@ -187,7 +187,7 @@ fn imports_are_read_from_code_only() {
         .collect();
     assert_eq!(names, vec!["a", "e"]);
     assert_eq!(
-        part_of(Path::new("tools/view.rs")).as_deref(),
+        part_of(Path::new("tools/boris/view.rs")).as_deref(),
         Some("tools")
     );
     assert_eq!(part_of(Path::new("scope.rs")).as_deref(), Some("scope"));

@@ -4,8 +4,8 @@
 //! help, which names each profile's tools from the same table so it cannot go stale.
 
 use super::context::Shared;
+use super::engine::schema;
 use super::registry::row;
-use super::schema;
 use crate::config::{BashProfile, Config, ToolProfile, ViewBeforeEdit};
 use crate::tool_name::{Family, TaskSupport, ToolName};
 use clap::ValueEnum;

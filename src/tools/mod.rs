@@ -7,38 +7,22 @@
 //! (its profiles, schema, handler and words) in [`registry`]; what a server lists in
 //! [`catalogue`]; how a call runs in [`dispatch`].
 
-pub mod apply_patch;
-pub mod bash;
+// The house: the tool table and what runs a call.
 pub mod catalogue;
-pub mod claude_code;
-pub mod claude_code_lsp;
-pub mod code;
-pub mod codex;
-pub mod codex_exec;
 pub mod context;
-pub mod create;
-pub mod diagnostics;
 pub mod dispatch;
-pub mod edit;
-pub mod editor;
-pub mod gemini_cli;
-pub mod glob;
-pub mod grep;
-pub mod insert;
 pub mod listing;
-pub mod navigate;
-pub mod pipe;
 pub mod registry;
-pub mod rename;
-pub mod schema;
-pub mod shell;
-pub mod tasks;
-pub mod terminal;
-pub mod undo;
-pub mod view;
 pub mod words;
 
-pub use catalogue::{TASK_SUPPORT_META_KEY, may_become_task};
+// The engines, and the faces over them: Boris's own tools, then one folder per outside
+// contract (each laid out alike: mod.rs the tools' definitions and words, a file per kind
+// of tool).
+pub mod anthropic;
+pub mod boris;
+pub mod claude_code;
+pub mod codex;
+pub mod engine;
+pub mod gemini_cli;
+
 pub use context::{Call, Ctx, Progress, Shared, text_result, tool_name};
-pub use dispatch::dispatch;
-pub use schema::{define, portable_schema, read_only, runs_commands, writes};

@@ -7,12 +7,14 @@
 //! Adding a tool: a `ToolName` variant (`tool_name.rs`), a file with its schema and its
 //! function, and its row here.
 
+use super::anthropic as editor;
+use super::boris::{
+    apply_patch, bash, create, diagnostics, edit, glob, grep, navigate, pipe, rename, tasks,
+    terminal, undo, view,
+};
 use super::context::{Call, Ctx};
 use super::words::Words;
-use super::{
-    apply_patch, bash, claude_code, claude_code_lsp, codex, codex_exec, create, diagnostics, edit,
-    editor, gemini_cli, glob, grep, navigate, pipe, rename, tasks, terminal, undo, view,
-};
+use super::{claude_code, codex, gemini_cli};
 use crate::config::{BashProfile, Config, ToolProfile};
 use crate::error::{ErrorCode, ToolError, ToolResult};
 use crate::tool_name::ToolName;
@@ -209,8 +211,8 @@ pub fn row(tool: ToolName) -> Row {
             |ctx, a, _| awaits!(tasks::output(ctx, a.parse()?))),
         CcTaskStop => Row::asynchronous(CLAUDE, |_| claude_code::task_stop_tool(),
             |ctx, a, _| awaits!(tasks::stop(ctx, a.parse()?))),
-        CcLsp => Row::blocking(CLAUDE, |_| claude_code_lsp::tool(),
-            |ctx, a, ct| claude_code_lsp::run(ctx, a.parse()?, ct)),
+        CcLsp => Row::blocking(CLAUDE, |_| claude_code::lsp::tool(),
+            |ctx, a, ct| claude_code::lsp::run(ctx, a.parse()?, ct)),
         // Gemini CLI's.
         GmReadFile => Row::blocking(GEMINI, |_| gemini_cli::read_file_tool(),
             |ctx, a, _| gemini_cli::files::read_file(ctx, a.parse()?)).words(GM),
@@ -235,11 +237,11 @@ pub fn row(tool: ToolName) -> Row {
             |ctx, a, _| codex::list_dir(ctx, a.parse()?)).words(CX),
         CxGrepFiles => Row::blocking(CODEX, |_| codex::grep_files_tool(),
             |ctx, a, ct| codex::grep_files(ctx, a.parse()?, ct)).words(CX),
-        CxExecCommand => Row::asynchronous(CODEX, |_| codex_exec::exec_command_tool(),
-            |ctx, a, call| awaits!(codex_exec::exec_command(ctx, a.parse()?, call)))
+        CxExecCommand => Row::asynchronous(CODEX, |_| codex::exec_command_tool(),
+            |ctx, a, call| awaits!(codex::exec_command(ctx, a.parse()?, call)))
             .words(CX_SHELL),
-        CxWriteStdin => Row::asynchronous(CODEX, |_| codex_exec::write_stdin_tool(),
-            |ctx, a, call| awaits!(codex_exec::write_stdin(ctx, a.parse()?, call))).words(CX_SHELL),
+        CxWriteStdin => Row::asynchronous(CODEX, |_| codex::write_stdin_tool(),
+            |ctx, a, call| awaits!(codex::write_stdin(ctx, a.parse()?, call))).words(CX_SHELL),
         CxApplyPatch => Row::blocking(CODEX, |_| apply_patch::codex_tool(),
             |ctx, a, _| apply_patch::run_codex(ctx, a.parse()?)).words(CX),
     }
@@ -415,5 +417,46 @@ mod tests {
             reworded.err().map(|e| e.message),
             Some("read it with read_file first".to_string())
         );
+    }
+
+    /// No registered tool, in any profile, has a nullable or multi-typed parameter, or a
+    /// `$ref` a client would have to resolve.
+    #[test]
+    fn every_tool_schema_is_plain() {
+        fn walk(v: &serde_json::Value, at: &str) {
+            if let Some(obj) = v.as_object() {
+                assert!(!obj.get("type").is_some_and(|t| t.is_array()), "{at}: {v}");
+                assert_ne!(obj.get("default"), Some(&serde_json::Value::Null), "{at}");
+                for key in ["$ref", "$defs", "definitions"] {
+                    assert!(!obj.contains_key(key), "{at}: {key} in {v}");
+                }
+                for (k, child) in obj {
+                    walk(child, &format!("{at}.{k}"));
+                }
+            }
+        }
+        // Every row's schema, under each shape a configuration gives one (the anthropic-
+        // compat grep and glob, the pipe profile's bash).
+        let config = |flags: &[&str]| {
+            use clap::Parser as _;
+            let args = ["boris", "--workdir", env!("CARGO_MANIFEST_DIR")];
+            crate::config::Cli::parse_from(args.iter().chain(flags))
+                .into_config(|_| None)
+                .expect("a valid configuration")
+        };
+        let configs = [
+            config(&[]),
+            config(&["--tool-profile", "anthropic-compat"]),
+            config(&["--bash-profile", "pipe"]),
+        ];
+        for tool in configs
+            .iter()
+            .flat_map(|c| crate::tool_name::ToolName::all().map(move |t| (row(t).schema)(c)))
+        {
+            walk(
+                &serde_json::Value::Object((*tool.input_schema).clone()),
+                &tool.name,
+            );
+        }
     }
 }

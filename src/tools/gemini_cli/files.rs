@@ -2,12 +2,12 @@
 //! (`view`, lines shown plain), `list_directory`, `write_file` (`create_file`) and
 //! `replace` (`str_replace`).
 
-use super::super::view::{self, MoreNotice, Svg, ViewArgs, ViewStyle, Viewed};
-use super::super::{Ctx, text_result};
 use crate::error::{ErrorCode, ToolError, ToolResult};
 use crate::scope::ScopedPath;
 use crate::text::lines::{MAX_LINE_CHARS, truncate_line};
 use crate::text::quote::quoted;
+use crate::tools::engine::view::{self, MoreNotice, Svg, ViewArgs, ViewStyle, Viewed};
+use crate::tools::{Ctx, text_result};
 use rmcp::model::{CallToolResult, ContentBlock};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -379,7 +379,7 @@ pub fn write_file(ctx: &Ctx, args: WriteFileArgs) -> ToolResult<CallToolResult> 
     let path = ctx.resolve(&args.file_path)?;
     let existed = std::fs::symlink_metadata(&path.real).is_ok();
     let result =
-        super::super::create::write_whole_file(ctx, &path, args.content.as_bytes(), false)?;
+        crate::tools::boris::create::write_whole_file(ctx, &path, args.content.as_bytes(), false)?;
     Ok(text_result(written(&path, existed, &result)))
 }
 
@@ -418,7 +418,7 @@ pub fn replace(ctx: &Ctx, args: ReplaceArgs) -> ToolResult<CallToolResult> {
         ));
     }
     let replace_all = args.allow_multiple.unwrap_or(false) || expected.is_some_and(|n| n > 1);
-    let changes = [super::super::edit::EditSpec {
+    let changes = [crate::tools::engine::edit::EditSpec {
         old_str: args.old_string,
         new_str: Some(args.new_string),
         replace_all: Some(replace_all),
@@ -438,7 +438,8 @@ pub fn replace(ctx: &Ctx, args: ReplaceArgs) -> ToolResult<CallToolResult> {
             _ => Ok(()),
         }
     };
-    let change = super::super::edit::change_file(ctx, &path, &changes, false, true, &check)?;
+    let change =
+        crate::tools::engine::edit::change_file(ctx, &path, &changes, false, true, &check)?;
     let count = change.steps.first().map_or(0, |s| s.count);
     let snippet = crate::text::snippet::context_snippet(
         &lf_text(&change.before),
@@ -455,7 +456,7 @@ pub fn replace(ctx: &Ctx, args: ReplaceArgs) -> ToolResult<CallToolResult> {
          code:\n{snippet}",
         path.shown.display()
     );
-    let super::super::edit::Change {
+    let crate::tools::engine::edit::Change {
         before,
         after,
         lock,
@@ -464,8 +465,8 @@ pub fn replace(ctx: &Ctx, args: ReplaceArgs) -> ToolResult<CallToolResult> {
     ctx.ws
         .record_write(&path.real, Some(before.clone()), &after);
     drop(lock);
-    let note = super::super::code::after_write(ctx, &path, Some(&before), &after);
-    Ok(super::super::code::with_diagnostics(
+    let note = crate::tools::engine::code::after_write(ctx, &path, Some(&before), &after);
+    Ok(crate::tools::engine::code::with_diagnostics(
         text_result(text),
         note,
     ))
@@ -490,7 +491,7 @@ fn create_with_replace(ctx: &Ctx, path: &ScopedPath, content: &str) -> ToolResul
             path.shown.display()
         )));
     }
-    super::super::create::write_whole_file(ctx, path, content.as_bytes(), false)?;
+    crate::tools::boris::create::write_whole_file(ctx, path, content.as_bytes(), false)?;
     Ok(text_result(format!(
         "Created new file: {} with provided content.",
         path.shown.display()

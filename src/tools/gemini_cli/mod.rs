@@ -21,8 +21,8 @@ pub mod search;
 pub mod shell;
 
 use super::words::Words;
-use super::{define, read_only, runs_commands, writes};
 use crate::tool_name::ToolName;
+use crate::tools::engine::schema::{define, read_only, runs_commands, writes};
 use rmcp::model::Tool;
 
 /// `GmReadFile`'s `tools/list` entry.

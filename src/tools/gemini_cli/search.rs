@@ -2,7 +2,6 @@
 //! `grep_search` (the grep engine), laid out as Gemini CLI lays them out; and the file
 //! finding `read_many_files` and `list_directory` share.
 
-use super::super::{Ctx, text_result};
 use crate::error::{ErrorCode, ToolError, ToolResult};
 use crate::scope::ScopedPath;
 use crate::search::Cancelled;
@@ -11,6 +10,7 @@ use crate::search::output::{LineKind, Page};
 use crate::search::pattern::PathGlob;
 use crate::search::walk::Root;
 use crate::text::quote::quoted;
+use crate::tools::{Ctx, text_result};
 use rmcp::model::CallToolResult;
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -91,7 +91,7 @@ pub struct GrepSearchArgs {
 
 /// The root of a search: `dir_path`, or the working directory.
 fn open_root(ctx: &Ctx, dir_path: Option<&str>) -> ToolResult<Root> {
-    super::super::grep::open_root(ctx, dir_path)
+    crate::tools::engine::search::open_root(ctx, dir_path)
 }
 
 /// `glob`: Gemini CLI's order (files changed in the last day first, newest first; the
@@ -209,7 +209,7 @@ pub fn grep_search(
     } else {
         args.pattern.clone()
     };
-    let matcher = super::super::grep::build_matcher(&pattern, case_insensitive, false)?;
+    let matcher = crate::tools::engine::search::build_matcher(&pattern, case_insensitive, false)?;
     let exclude = match args.exclude_pattern.as_deref().filter(|p| !p.is_empty()) {
         None => None,
         Some(p) => Some(

@@ -7,11 +7,13 @@
 //! truncation does. Every rule of the engine holds: the sandbox, the process group
 //! killed when the command ends, bounded memory, the non-interactive environment.
 
-use super::super::shell::{Outcome, sandbox_hint, start_shell, supervise, with_spill_links};
-use super::super::{Call, Ctx, text_result};
 use crate::error::{ErrorCode, ToolError, ToolResult};
 use crate::exec::{self, Capture, Limits, Running, TERM_GRACE};
 use crate::text::sanitize::sanitize;
+use crate::tools::engine::shell::{
+    Outcome, sandbox_hint, start_shell, supervise, with_spill_links,
+};
+use crate::tools::{Call, Ctx, text_result};
 use rmcp::model::CallToolResult;
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -161,7 +163,7 @@ fn push_partial(text: &mut String, output: &str) {
 /// (Gemini CLI's inactivity timeout; Boris's `--timeout` sets the window), and never
 /// after more than the longest timeout any call may have (10 minutes).
 async fn supervise_inactivity(running: &Running, window: Duration, call: &Call) -> Outcome {
-    let hard = Duration::from_millis(super::super::shell::MAX_TIMEOUT_MS);
+    let hard = Duration::from_millis(crate::tools::engine::shell::MAX_TIMEOUT_MS);
     loop {
         let seen = running.activity.load(Ordering::Relaxed);
         let left = hard.saturating_sub(running.started.elapsed());

@@ -2,7 +2,11 @@
 //! combined editor schema. Each command runs the same code as the split tools, so the
 //! results are identical.
 
-use super::{Ctx, create, define, edit, insert, undo, view, writes};
+use crate::tools::Ctx;
+use crate::tools::boris::{create, edit, undo, view};
+use crate::tools::engine::schema::{define, writes};
+
+pub mod insert;
 use crate::error::{ToolError, ToolResult};
 use crate::tool_name::ToolName;
 use rmcp::model::{CallToolResult, Tool};

@@ -1,65 +1,17 @@
-//! `--tool-profile codex` (issue 19 §3): Codex's read, list and search tools with their
-//! names, parameters, defaults and result texts (openai/codex `codex-rs`; DEC-32
-//! records the source), over Boris's engines. `exec_command` and `write_stdin` are
-//! `codex_exec`'s, `apply_patch` is `apply_patch::codex_tool` (Codex's words).
-//!
-//! | tool | engine |
-//! | --- | --- |
-//! | `read_file(file_path, offset, limit, mode, indentation)` | `view` (`L12: text`), or the block of `text::indent_block` |
-//! | `list_dir(dir_path, offset, limit, depth)` | a breadth-first listing, sorted by path |
-//! | `grep_files(pattern, include, path, limit)` | the grep engine: files, newest first |
+//! Codex's `read_file` and `list_dir` over Boris's `view` engine and a bounded
+//! breadth-first walk.
 
-use super::view::{self, Svg, ViewArgs, ViewStyle};
-use super::words::Words;
-use super::{Ctx, define, read_only, text_result};
-use crate::error::{ErrorCode, ToolError, ToolResult};
+use crate::error::{ToolError, ToolResult};
 use crate::fsutil;
-use crate::search::grep::{self as engine, Mode, Query};
-use crate::search::output::Page;
-use crate::search::pattern::PathGlob;
 use crate::text::indent_block::{self, BlockOptions};
 use crate::text::lines::hash_bytes;
-use crate::text::quote::quoted;
-use crate::tool_name::ToolName;
-use rmcp::model::{CallToolResult, Tool};
+use crate::tools::engine::view::{self, Svg, ViewArgs, ViewStyle};
+use crate::tools::{Ctx, text_result};
+use rmcp::model::CallToolResult;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
-use tokio_util::sync::CancellationToken;
-
-/// `CxReadFile`'s `tools/list` entry.
-pub fn read_file_tool() -> Tool {
-    define::<ReadFileArgs>(
-        ToolName::CxReadFile,
-        "read_file",
-        "Reads a local file with 1-indexed line numbers, supporting slice and \
-         indentation-aware block modes.",
-        read_only("read_file"),
-    )
-}
-
-/// `CxListDir`'s `tools/list` entry.
-pub fn list_dir_tool() -> Tool {
-    define::<ListDirArgs>(
-        ToolName::CxListDir,
-        "list_dir",
-        "Lists entries in a local directory with 1-indexed entry numbers and simple type \
-         labels.",
-        read_only("list_dir"),
-    )
-}
-
-/// `CxGrepFiles`'s `tools/list` entry.
-pub fn grep_files_tool() -> Tool {
-    define::<GrepFilesArgs>(
-        ToolName::CxGrepFiles,
-        "grep_files",
-        "Finds files whose contents match the pattern and lists them by modification \
-         time.",
-        read_only("grep_files"),
-    )
-}
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[schemars(rename = "ReadFileArgs")]
@@ -134,48 +86,14 @@ pub struct ListDirArgs {
     pub depth: Option<u64>,
 }
 
-#[derive(Debug, Deserialize, JsonSchema)]
-#[schemars(rename = "GrepFilesArgs")]
-pub struct GrepFilesArgs {
-    /// Regular expression pattern to search for.
-    pub pattern: String,
-    /// Optional glob that limits which files are searched (e.g. "*.rs" or "*.{ts,tsx}").
-    #[serde(default)]
-    pub include: Option<String>,
-    /// Directory or file path to search. Defaults to the session's working directory.
-    #[serde(default)]
-    pub path: Option<String>,
-    /// Maximum number of file paths to return (defaults to 100).
-    #[serde(default)]
-    #[schemars(range(min = 1))]
-    pub limit: Option<u64>,
-}
-
 /// Codex's defaults and limits.
 const READ_DEFAULT_LIMIT: u64 = 2000;
 const MAX_LINE_BYTES: usize = 500;
 const LIST_DEFAULT_LIMIT: u64 = 25;
 const LIST_DEFAULT_DEPTH: u64 = 2;
-const GREP_DEFAULT_LIMIT: u64 = 100;
-const GREP_MAX_LIMIT: u64 = 2000;
 /// Entries one `list_dir` collects at most before sorting (memory stays bounded in a
 /// huge tree; the listing says so).
 const LIST_MAX_COLLECTED: usize = 50_000;
-
-/// Boris's words in an error message → Codex's.
-pub static WORDS: Words = Words::new(&[
-    (r"\bhas not been viewed\b", "has not been read"),
-    (r"\blast viewed\b", "last read"),
-    (r"\bview it\b", "read it with read_file"),
-    (r"\bview the file\b", "read the file with read_file"),
-    (
-        r"\bedit it with a shell tool\b",
-        "edit it with exec_command",
-    ),
-    (r"\bview_range start\b", "offset"),
-    (r"\bview_range\b", "offset and limit"),
-    (r"\bview\b", "read_file"),
-]);
 
 /// A line as Codex shows it: `L12: text`, cut at 500 bytes on a character boundary.
 fn codex_line(out: &mut String, number: usize, kept: &[u8], _total_chars: usize) {
@@ -435,60 +353,4 @@ fn collect(
         }
     }
     Ok((out, false))
-}
-
-/// `grep_files`: the files with a match, newest first, at most `limit` (Codex: `rg
-/// --files-with-matches --sortr=modified`).
-pub fn grep_files(
-    ctx: &Ctx,
-    args: GrepFilesArgs,
-    ct: &CancellationToken,
-) -> ToolResult<CallToolResult> {
-    let pattern = args.pattern.trim();
-    if pattern.is_empty() {
-        return Err(ToolError::invalid("pattern must not be empty"));
-    }
-    let limit = args.limit.unwrap_or(GREP_DEFAULT_LIMIT);
-    if limit == 0 {
-        return Err(ToolError::invalid("limit must be greater than zero"));
-    }
-    let limit = usize::try_from(limit.min(GREP_MAX_LIMIT)).unwrap_or(usize::MAX);
-    let include = match args.include.as_deref().map(str::trim) {
-        None | Some("") => None,
-        Some(g) => Some(PathGlob::new(g).map_err(|e| {
-            ToolError::new(
-                ErrorCode::GlobInvalidPattern,
-                format!("include {} is not a valid glob: {e}", quoted(g)),
-            )
-        })?),
-    };
-    let matcher = super::grep::build_matcher(pattern, false, false)?;
-    let root = super::grep::open_root(ctx, args.path.as_deref())?;
-    let query = Query {
-        matcher,
-        pattern: pattern.to_string(),
-        mode: Mode::Files,
-        include,
-        types: None,
-        multiline: false,
-        before: 0,
-        after: 0,
-        line_numbers: false,
-        page: Page::default(),
-        respect_ignore: true,
-    };
-    let Ok(found) =
-        engine::files_by_mtime(&query, &root, &ctx.shared.scope, ctx.max_file_size(), ct)
-    else {
-        return Ok(text_result("grep_files was cancelled."));
-    };
-    if found.is_empty() {
-        return Ok(text_result("No matches found."));
-    }
-    let lines: Vec<String> = found
-        .iter()
-        .take(limit)
-        .map(|p| root.display(p).to_string_lossy().into_owned())
-        .collect();
-    Ok(text_result(lines.join("\n")))
 }

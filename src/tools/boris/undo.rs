@@ -2,7 +2,6 @@
 //! Boris's last write of it in this session (issue 15 §3), step by step. It never
 //! destroys someone else's change: the file must still be exactly what Boris wrote.
 
-use super::{Ctx, define, text_result, writes};
 use crate::beneath;
 use crate::edit_history::{MAX_BYTES, MAX_STEPS_PER_FILE};
 use crate::error::{ErrorCode, ToolError, ToolResult};
@@ -10,6 +9,8 @@ use crate::fsutil;
 use crate::scope::ScopedPath;
 use crate::text::lines::hash_bytes;
 use crate::tool_name::ToolName;
+use crate::tools::engine::schema::{define, writes};
+use crate::tools::{Ctx, text_result};
 use rmcp::model::{CallToolResult, Tool};
 use schemars::JsonSchema;
 use serde::Deserialize;

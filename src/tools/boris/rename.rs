@@ -1,15 +1,16 @@
 //! `rename` (issue 20 §2): a symbol renamed everywhere the language server finds it,
 //! applied to every file at once or not at all, undone as a whole by `undo_edit`.
 
-use super::code;
-use super::navigate::{self, Asked, PositionArgs};
-use super::{Ctx, define, writes};
 use crate::error::{ErrorCode, ToolError, ToolResult};
 use crate::fsutil;
 use crate::lsp::format::{self, TextEdit};
 use crate::scope::ScopedPath;
 use crate::text::line_index::FileStamp;
 use crate::tool_name::ToolName;
+use crate::tools::Ctx;
+use crate::tools::boris::navigate::{self, Asked, PositionArgs};
+use crate::tools::engine::code;
+use crate::tools::engine::schema::{define, writes};
 use lsp_types::request as req;
 use lsp_types::{DocumentChanges, Url, WorkspaceEdit};
 use rmcp::model::{CallToolResult, Tool};
@@ -111,7 +112,8 @@ pub fn run(ctx: &Ctx, args: RenameArgs, ct: &CancellationToken) -> ToolResult<Ca
     let dry_run = args.dry_run.unwrap_or(false);
     navigate::with_restart(ctx, &args.at, ct, |a| {
         // The file named is edited like any other: it must have been viewed.
-        let (content, meta) = super::edit::read_for_edit(ctx, &a.target.path, "rename in")?;
+        let (content, meta) =
+            crate::tools::engine::edit::read_for_edit(ctx, &a.target.path, "rename in")?;
         drop((content, meta));
         let params = lsp_types::RenameParams {
             text_document_position: lsp_types::TextDocumentPositionParams {
@@ -263,7 +265,7 @@ fn describe(ctx: &Ctx, changes: &[Change]) -> (String, String) {
     let total: usize = changes.iter().map(|c| c.edits).sum();
     let mut diffs = String::new();
     for c in changes {
-        diffs.push_str(&super::edit::diff_text(
+        diffs.push_str(&crate::tools::engine::edit::diff_text(
             ctx,
             &c.path,
             Some(&c.before),

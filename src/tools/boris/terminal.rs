@@ -3,11 +3,12 @@
 //! over the engine in `crate::terminal`. Each answer names the session, says whether its
 //! program exited, waits for input or is still working, and shows what is new.
 
-use super::{Call, Ctx, define, runs_commands, text_result, writes};
 use crate::error::{ErrorCode, ToolError, ToolResult};
 use crate::exec;
 use crate::terminal::{self, Report, Session, StartSpec, Status, Waiting, keys};
 use crate::tool_name::ToolName;
+use crate::tools::engine::schema::{define, runs_commands, writes};
+use crate::tools::{Call, Ctx, text_result};
 use crate::workspace::Workspace;
 use rmcp::model::{CallToolResult, Tool};
 use schemars::JsonSchema;
@@ -150,7 +151,7 @@ pub fn read_tool() -> Tool {
         "Read what is new in a terminal session since the last answer (or, with screen: \
          true, its whole current screen), optionally waiting up to yield_time_ms for the \
          program to exit or wait for input.",
-        super::read_only("Read a terminal session"),
+        crate::tools::engine::schema::read_only("Read a terminal session"),
     )
 }
 
@@ -272,7 +273,7 @@ pub fn open(ctx: &Ctx, spec: Open<'_>) -> ToolResult<Arc<Session>> {
         }
         None => usable_cwd(ctx),
     };
-    let jail = super::shell::session_jail(ctx)?;
+    let jail = crate::tools::engine::shell::session_jail(ctx)?;
     let id = ctx.ws.tasks.next_terminal_id();
     let env = if spec.tty {
         terminal::terminal_env(&config.env, |k| std::env::var(k).ok())
@@ -476,7 +477,7 @@ pub fn finish(ctx: &Ctx, session: &Session, report: &Report, text: String) -> Ca
     let ended = matches!(report.status, Status::Exited { .. });
     let mut result = text_result(text);
     if report.output_file.is_some() {
-        result = super::shell::with_spill_links(ctx, &session.task.running, result);
+        result = crate::tools::engine::shell::with_spill_links(ctx, &session.task.running, result);
     }
     if ended {
         forget(&ctx.ws, &report.id);

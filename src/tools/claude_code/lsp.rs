@@ -4,12 +4,13 @@
 //! N references across M files:"…), over the same engine as Boris's own tools. Every
 //! answer ends with the status line (`lsp: LANGUAGE ready`).
 
-use super::code;
-use super::navigate::{self, Asked, PositionArgs};
-use super::{Ctx, define, read_only};
 use crate::error::{ToolError, ToolResult};
 use crate::lsp::format;
 use crate::tool_name::ToolName;
+use crate::tools::Ctx;
+use crate::tools::boris::navigate::{self, Asked, PositionArgs};
+use crate::tools::engine::code;
+use crate::tools::engine::schema::{define, read_only};
 use lsp_types::request as req;
 use lsp_types::{CallHierarchyItem, Range, Url};
 use rmcp::model::{CallToolResult, Tool};

@@ -4,16 +4,16 @@
 //! resolves the root in the caller's workspace and scope, and hands a
 //! [`Query`](crate::search::grep::Query) to the engine in `search::grep`.
 
-use super::{Ctx, define, read_only, text_result};
 use crate::error::{ErrorCode, ToolError, ToolResult};
 use crate::search::Cancelled;
 use crate::search::grep::{self as engine, Mode, Query};
 use crate::search::output::Page;
 use crate::search::pattern::{self, PathGlob};
-use crate::search::walk::Root;
 use crate::text::quote::quoted;
 use crate::tool_name::ToolName;
-use grep_regex::{RegexMatcher, RegexMatcherBuilder};
+use crate::tools::engine::schema::{define, read_only};
+use crate::tools::engine::search::{build_matcher, open_root};
+use crate::tools::{Ctx, text_result};
 use rmcp::model::{CallToolResult, Tool};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -284,55 +284,6 @@ fn validate(args: GrepArgs) -> ToolResult<(Query, Option<String>)> {
     Ok((query, args.path))
 }
 
-/// The matcher as ripgrep builds it: `^`/`$` at line boundaries, no match across a line
-/// end unless multiline (then `.` matches `\n` too, seed 002 decision 9).
-pub(super) fn build_matcher(
-    pattern: &str,
-    case_insensitive: bool,
-    multiline: bool,
-) -> ToolResult<RegexMatcher> {
-    let mut b = RegexMatcherBuilder::new();
-    b.multi_line(true)
-        .octal(false)
-        .case_insensitive(case_insensitive);
-    if multiline {
-        b.dot_matches_new_line(true);
-    } else {
-        b.line_terminator(Some(b'\n'));
-    }
-    b.build(pattern).map_err(|e| {
-        let hint = match e.kind() {
-            grep_regex::ErrorKind::NotAllowed(_) => " (set multiline: true to match across lines)",
-            _ => "",
-        };
-        // grep-regex reports syntax errors against its wrapped pattern `(?:…)`; the same
-        // parser on the pattern as given points at the right column.
-        let detail = match regex::RegexBuilder::new(pattern).build() {
-            Err(plain) => plain.to_string(),
-            Ok(_) => e.to_string(),
-        };
-        // The regex crate draws the pattern and a caret line under it: for a long pattern,
-        // keep only what it says is wrong (issue 28 §7).
-        let detail = if pattern.len() > crate::text::quote::QUOTE_MAX_BYTES {
-            let said: Vec<&str> = detail.lines().filter(|l| l.starts_with("error:")).collect();
-            if said.is_empty() {
-                crate::text::quote::cut_long_quotes(&detail)
-            } else {
-                said.join(" ")
-            }
-        } else {
-            detail
-        };
-        ToolError::new(
-            ErrorCode::GrepInvalidPattern,
-            format!(
-                "{} is not a valid regular expression{hint}: {detail}",
-                quoted(pattern)
-            ),
-        )
-    })
-}
-
 pub fn run(ctx: &Ctx, args: GrepArgs, ct: &CancellationToken) -> ToolResult<CallToolResult> {
     let (query, path) = validate(args)?;
     let root = open_root(ctx, path.as_deref())?;
@@ -340,16 +291,6 @@ pub fn run(ctx: &Ctx, args: GrepArgs, ct: &CancellationToken) -> ToolResult<Call
         Ok(text) => Ok(text_result(text)),
         Err(Cancelled) => Ok(text_result("grep was cancelled.")),
     }
-}
-
-/// The search root of grep and glob: `path` (default: the working directory), resolved
-/// in this workspace and checked against the scope.
-pub(super) fn open_root(ctx: &Ctx, path: Option<&str>) -> ToolResult<Root> {
-    let input = match path {
-        Some(p) if !p.trim().is_empty() => p.to_string(),
-        _ => ctx.ws.cwd().to_string_lossy().into_owned(),
-    };
-    Root::open(ctx.resolve_read(&input)?, "search")
 }
 
 #[cfg(test)]

@@ -6,13 +6,14 @@
 
 mod plan;
 
-use super::{Ctx, define, text_result, writes};
 use crate::error::{ErrorCode, ToolError, ToolResult};
 use crate::journal::{self, Change};
 use crate::text::lines::hash_bytes;
 use crate::text::patch::{self, Parsed};
 use crate::tool_name::ToolName;
-use crate::tools::edit::{bound_diff, diff_label};
+use crate::tools::engine::edit::{bound_diff, diff_label};
+use crate::tools::engine::schema::{define, writes};
+use crate::tools::{Ctx, text_result};
 use plan::{Plan, Summary};
 use rmcp::model::{CallToolResult, Tool};
 use schemars::JsonSchema;
@@ -215,7 +216,7 @@ pub fn run_in(ctx: &Ctx, args: ApplyPatchArgs, words: Words) -> ToolResult<CallT
         if started.elapsed() >= wait {
             let rest: Vec<String> = written[i..]
                 .iter()
-                .filter(|(p, _, _)| super::code::covered(ctx, p))
+                .filter(|(p, _, _)| crate::tools::engine::code::covered(ctx, p))
                 .map(|(p, _, _)| p.shown.display().to_string())
                 .collect();
             if !rest.is_empty() {
@@ -227,7 +228,7 @@ pub fn run_in(ctx: &Ctx, args: ApplyPatchArgs, words: Words) -> ToolResult<CallT
             }
             break;
         }
-        notes.extend(super::code::after_write(
+        notes.extend(crate::tools::engine::code::after_write(
             ctx,
             path,
             before.as_deref(),
@@ -235,7 +236,10 @@ pub fn run_in(ctx: &Ctx, args: ApplyPatchArgs, words: Words) -> ToolResult<CallT
         ));
     }
     let note = (!notes.is_empty()).then(|| notes.join("\n"));
-    Ok(super::code::with_diagnostics(text_result(text), note))
+    Ok(crate::tools::engine::code::with_diagnostics(
+        text_result(text),
+        note,
+    ))
 }
 
 /// An error of a patch: nothing was written.

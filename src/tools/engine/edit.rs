@@ -1,38 +1,18 @@
-//! `str_replace`: replace an exact string in a file (seed 000 D14, DESIGN §7).
+//! The edit engine every profile's edit tools share (`str_replace`, `multi_edit`,
+//! Claude Code's `Edit`, Gemini CLI's `replace`, `apply_patch`, `create_file`, …): one
+//! replacement or an edit list, checked, applied in memory, written once; the diff and
+//! the closest-text hint of a miss.
 
-use super::{Ctx, define, text_result, writes};
 use crate::error::{ErrorCode, ToolError, ToolResult};
 use crate::fsutil;
 use crate::scope::ScopedPath;
 use crate::text::line_index::FileStamp;
 use crate::text::lines::{line_of_offset, numbered_excerpt};
 use crate::text::replace::{self, ReplaceError};
-use crate::tool_name::ToolName;
-use rmcp::model::{CallToolResult, Tool};
+use crate::tools::{Ctx, text_result};
+use rmcp::model::CallToolResult;
 use schemars::JsonSchema;
 use serde::Deserialize;
-
-#[derive(Debug, Default, Deserialize, JsonSchema)]
-pub struct StrReplaceArgs {
-    /// The file to edit: absolute, or relative to the working directory.
-    pub path: String,
-    /// The exact text to replace, whitespace included; it must occur once unless
-    /// replace_all.
-    #[serde(default)]
-    pub old_str: Option<String>,
-    /// The replacement (empty or omitted: delete old_str).
-    #[serde(default)]
-    pub new_str: Option<String>,
-    /// Replace every occurrence.
-    #[serde(default)]
-    pub replace_all: Option<bool>,
-    /// Instead of old_str/new_str: several edits, applied in order, all or nothing.
-    #[serde(default)]
-    pub edits: Option<Vec<EditSpec>>,
-    /// Write nothing; return the diff.
-    #[serde(default)]
-    pub dry_run: Option<bool>,
-}
 
 // One edit of an edit list; inlined in the schema (no `$ref`), which every client reads.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -50,83 +30,8 @@ pub struct EditSpec {
     pub replace_all: Option<bool>,
 }
 
-pub fn tool() -> Tool {
-    define::<StrReplaceArgs>(
-        ToolName::StrReplace,
-        "Replace text in a file",
-        "Replace an exact string in a file; answers with the unified diff. old_str must \
-         match byte for byte and occur once, unless replace_all. View the file first (and \
-         again if it changed on disk). Line endings, encoding and mode are preserved.",
-        writes("Replace text in a file", false),
-    )
-}
-
 /// The longest diff a result shows; past it the diff is cut at a line and says so.
 const MAX_DIFF_CHARS: usize = 30_000;
-
-pub fn run(ctx: &Ctx, args: StrReplaceArgs) -> ToolResult<CallToolResult> {
-    let dry_run = args.dry_run.unwrap_or(false);
-    let (changes, list) = match (args.old_str, args.edits) {
-        (Some(_), Some(_)) => {
-            return Err(ToolError::invalid(
-                "give either old_str (with new_str and replace_all) or edits, not both",
-            ));
-        }
-        (None, None) => {
-            return Err(ToolError::invalid(
-                "give old_str, the exact text to replace (or edits, a list of \
-                 {old_str, new_str, replace_all})",
-            ));
-        }
-        (Some(old), None) => (
-            vec![EditSpec {
-                old_str: old,
-                new_str: args.new_str,
-                replace_all: args.replace_all,
-            }],
-            false,
-        ),
-        (None, Some(edits)) => {
-            if args.new_str.is_some() || args.replace_all.is_some() {
-                return Err(ToolError::invalid(
-                    "new_str and replace_all go inside each entry of edits, not beside it",
-                ));
-            }
-            (edits, true)
-        }
-    };
-    let path = ctx.resolve(&args.path)?;
-    edit_file(ctx, &path, &changes, list, dry_run)
-}
-
-// `multi_edit`: several edits of one file, all or nothing (issue 15 §2).
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct MultiEditArgs {
-    /// The file to edit: absolute, or relative to the working directory.
-    pub path: String,
-    /// Applied in order, each to the result of the ones before it.
-    pub edits: Vec<EditSpec>,
-    /// Write nothing; return the diff.
-    #[serde(default)]
-    pub dry_run: Option<bool>,
-}
-
-pub fn multi_tool() -> Tool {
-    define::<MultiEditArgs>(
-        ToolName::MultiEdit,
-        "Make several edits to one file",
-        "Several exact-string replacements in one file, all or nothing, in one write; \
-         answers with the unified diff. If an edit fails, nothing is written and the error \
-         names it and the closest text. View the file first (and again if it changed on \
-         disk). Line endings, encoding and mode are preserved.",
-        writes("Make several edits to one file", false),
-    )
-}
-
-pub fn run_multi(ctx: &Ctx, args: MultiEditArgs) -> ToolResult<CallToolResult> {
-    let path = ctx.resolve(&args.path)?;
-    edit_file(ctx, &path, &args.edits, true, args.dry_run.unwrap_or(false))
-}
 
 /// The one edit engine (also for other profiles' edit tools): a single replacement
 /// (`list` false) or an edit list, checked, applied in memory, then written once (or,
@@ -187,16 +92,21 @@ pub fn edit_file(
     };
     // The old bytes move into the undo history; a copy is kept only when a language
     // server will compare them (a second copy of a 20 MB file was issue 28 §8's 3.0×).
-    let checked_before = super::code::covered(ctx, path).then(|| content.clone());
+    let checked_before = crate::tools::engine::code::covered(ctx, path).then(|| content.clone());
     ctx.ws.record_write(&path.real, Some(content), &new_content);
     // The language server's answer is waited for without the file's lock: another edit
     // of the file need not wait for it.
     drop(lock);
     let note = match checked_before {
-        Some(before) => super::code::after_write(ctx, path, Some(&before), &new_content),
+        Some(before) => {
+            crate::tools::engine::code::after_write(ctx, path, Some(&before), &new_content)
+        }
         None => None,
     };
-    Ok(super::code::with_diagnostics(text_result(result), note))
+    Ok(crate::tools::engine::code::with_diagnostics(
+        text_result(result),
+        note,
+    ))
 }
 
 /// What an edit did to a file: its bytes before and after, and each edit's record. The

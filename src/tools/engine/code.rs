@@ -2,13 +2,13 @@
 //! start it in the session's sandbox, a model's position on a line, the status line every
 //! result ends with, and the hook every edit tool calls afterwards ([`after_write`]).
 
-use super::Ctx;
 use crate::error::{ErrorCode, ToolError, ToolResult};
 use crate::lsp::after_edit::DiagnosticsAfterEdit;
 use crate::lsp::client::{Server, Synced};
 use crate::lsp::servers::{self, Language};
 use crate::lsp::{self, NoServer, Readiness, StartEnv};
 use crate::scope::ScopedPath;
+use crate::tools::Ctx;
 use rmcp::model::{CallToolResult, ContentBlock};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -57,7 +57,7 @@ pub fn root_of(ctx: &Ctx, real: &Path, language: &Language) -> PathBuf {
 
 /// What a server start needs from this session (its sandbox started if it was not).
 pub fn start_env(ctx: &Ctx) -> StartEnv {
-    let jail = super::shell::session_jail(ctx).map_err(|e| e.message);
+    let jail = crate::tools::engine::shell::session_jail(ctx).map_err(|e| e.message);
     let scratch = match &jail {
         Ok(Some(j)) => j.host_tmp().to_path_buf(),
         _ => ctx.shared.spill.path().to_path_buf(),

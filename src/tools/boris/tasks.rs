@@ -1,10 +1,11 @@
 //! `task_output` and `task_stop`: following the `boris` profile's background tasks (seed
 //! 000 D7, DESIGN §6). A finished task is dropped once its output has been read.
 
-use super::{Ctx, define, read_only, text_result, writes};
 use crate::error::{ErrorCode, ToolError, ToolResult};
 use crate::exec::{self, tasks::Task};
 use crate::tool_name::ToolName;
+use crate::tools::engine::schema::{define, read_only, writes};
+use crate::tools::{Ctx, text_result};
 use rmcp::model::{CallToolResult, Tool};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -95,8 +96,10 @@ pub async fn output(ctx: &Ctx, args: TaskOutputArgs) -> ToolResult<CallToolResul
         let block = args.block.unwrap_or(false).then(|| {
             Duration::from_millis(args.timeout.unwrap_or(DEFAULT_BLOCK_MS).min(MAX_BLOCK_MS))
         });
-        let report = super::terminal::task_output(&session, block).await;
-        return Ok(super::terminal::answer(ctx, &session, report, false));
+        let report = crate::tools::boris::terminal::task_output(&session, block).await;
+        return Ok(crate::tools::boris::terminal::answer(
+            ctx, &session, report, false,
+        ));
     }
     if args.block.unwrap_or(false) && !task.is_done() {
         let wait = args.timeout.unwrap_or(DEFAULT_BLOCK_MS).min(MAX_BLOCK_MS);
@@ -107,19 +110,30 @@ pub async fn output(ctx: &Ctx, args: TaskOutputArgs) -> ToolResult<CallToolResul
     }
     ctx.ws.tasks.remove(&task.id);
     let result = text_result(finished(ctx, &task));
-    Ok(super::shell::with_spill_links(ctx, &task.running, result))
+    Ok(crate::tools::engine::shell::with_spill_links(
+        ctx,
+        &task.running,
+        result,
+    ))
 }
 
 pub async fn stop(ctx: &Ctx, args: TaskStopArgs) -> ToolResult<CallToolResult> {
     let task = find(ctx, &args.task_id)?;
     if let Some(session) = ctx.ws.terminals.get(&task.id) {
-        let report = super::terminal::stop_session(&session, "stopped with task_stop").await;
-        return Ok(super::terminal::answer(ctx, &session, report, false));
+        let report =
+            crate::tools::boris::terminal::stop_session(&session, "stopped with task_stop").await;
+        return Ok(crate::tools::boris::terminal::answer(
+            ctx, &session, report, false,
+        ));
     }
     task.stop("stopped with task_stop").await;
     ctx.ws.tasks.remove(&task.id);
     let result = text_result(finished(ctx, &task));
-    Ok(super::shell::with_spill_links(ctx, &task.running, result))
+    Ok(crate::tools::engine::shell::with_spill_links(
+        ctx,
+        &task.running,
+        result,
+    ))
 }
 
 /// The final report of a task. A background command runs without the cwd sentinel; a
@@ -142,6 +156,6 @@ fn render(task: &Task, status: &str, end: Option<(i32, Option<String>)>) -> Stri
         }
         text.push_str(&format!("exit_code: {code}\n"));
     }
-    text.push_str(&super::shell::render_streams(&task.running));
+    text.push_str(&crate::tools::engine::shell::render_streams(&task.running));
     text.trim_end_matches('\n').to_string()
 }

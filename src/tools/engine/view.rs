@@ -1,17 +1,18 @@
-//! `view`: a file with line numbers, a range of it, an image, or a directory listing
-//! (seeds 000 D9–D13 and 003, DESIGN §7).
+//! The view engine every profile's read tools share (Boris's `view`, Claude Code's
+//! `Read`, Codex's and Gemini CLI's `read_file`): a file with line numbers as a style
+//! writes them, a range of it, an image, or a directory listing (seeds 000 D9–D13 and
+//! 003, DESIGN §7), as a structured [`Viewed`] the faces word.
 
-use super::{Ctx, define, read_only, text_result};
 use crate::error::{ToolError, ToolResult};
 use crate::fsutil;
 use crate::scope::ScopedPath;
 use crate::text::line_index::{self, FileStamp, LineIndex};
 use crate::text::lines::{self, ScanSummary};
 use crate::text::ranges;
-use crate::tool_name::ToolName;
+use crate::tools::{Ctx, text_result};
 use crate::workspace::Seen;
 use base64::Engine as _;
-use rmcp::model::{CallToolResult, ContentBlock, Tool};
+use rmcp::model::{CallToolResult, ContentBlock};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use std::fs::{self, File, Metadata};
@@ -29,18 +30,6 @@ pub struct ViewArgs {
     /// is clamped. At most 2000 lines are shown per call.
     #[serde(default)]
     pub view_range: Option<Vec<i64>>,
-}
-
-pub fn tool() -> Tool {
-    define::<ViewArgs>(
-        ToolName::View,
-        "View a file or directory",
-        "View a text file with line numbers (cat -n style), an image (PNG, JPEG, GIF, WebP, SVG), \
-         or a directory listing two levels deep. Shows up to 2000 lines per call; use view_range \
-         [start, end] (1-based, end -1 = to the end; [-n, -1] = the last n lines) for other parts. Lines longer than 2000 \
-         characters are cut. Viewing a file is required before editing or overwriting it.",
-        read_only("View a file or directory"),
-    )
 }
 
 /// Directory entries listed per call.
@@ -147,10 +136,6 @@ pub fn view_words(text: String, more: Option<MoreNotice>) -> String {
     }
 }
 
-pub fn run(ctx: &Ctx, args: ViewArgs, svg: Svg) -> ToolResult<CallToolResult> {
-    Ok(read(ctx, args, ViewStyle::cat_n(svg))?.into_result(view_words))
-}
-
 /// `view`'s reading: a directory's listing, an image, a binary file's note, or a text
 /// file's lines as `style` writes them.
 pub fn read(ctx: &Ctx, args: ViewArgs, style: ViewStyle) -> ToolResult<Viewed> {
@@ -174,7 +159,7 @@ pub fn read(ctx: &Ctx, args: ViewArgs, style: ViewStyle) -> ToolResult<Viewed> {
     fsutil::ensure_regular(&meta, &path.shown)?;
     // A file a language server covers: its server starts (or is told of the file) in the
     // background, so the edit that usually follows a view is checked against it.
-    super::code::warm(ctx, &path);
+    crate::tools::engine::code::warm(ctx, &path);
 
     let mut reader = BufReader::with_capacity(64 * 1024, file);
     let head = sniff(&mut reader).map_err(|e| ToolError::io(&path.shown, "view", &e))?;

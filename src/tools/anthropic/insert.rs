@@ -1,12 +1,12 @@
 //! `str_replace_editor insert` (compat mode only): insert text after a given line
 //! (DESIGN §7; Claude's text editor tool).
 
-use super::{Ctx, text_result};
 use crate::error::{ToolError, ToolResult};
 use crate::fsutil;
 use crate::scope::ScopedPath;
 use crate::text::lines::numbered_excerpt;
 use crate::text::replace::{Eol, eol_at, with_eol};
+use crate::tools::{Ctx, text_result};
 use rmcp::model::CallToolResult;
 
 pub fn run(
@@ -16,7 +16,7 @@ pub fn run(
     text: &str,
 ) -> ToolResult<CallToolResult> {
     let _edit = ctx.shared.edit_locks.lock(&path.real);
-    let (content, meta) = super::edit::read_for_edit(ctx, path, "insert into")?;
+    let (content, meta) = crate::tools::engine::edit::read_for_edit(ctx, path, "insert into")?;
     let total = count_lines(&content);
     let after = usize::try_from(insert_line)
         .ok()
@@ -33,7 +33,7 @@ pub fn run(
     ctx.ws
         .record_write(&path.real, Some(content.clone()), &updated);
     drop(_edit);
-    let note = super::code::after_write(ctx, path, Some(&content), &updated);
+    let note = crate::tools::engine::code::after_write(ctx, path, Some(&content), &updated);
     let excerpt = numbered_excerpt(&updated, first.saturating_sub(4).max(1), first + count + 3);
     let place = if after == 0 {
         "at the top".to_string()
@@ -45,7 +45,7 @@ pub fn run(
         if count == 1 { "" } else { "s" },
         path.shown.display()
     ));
-    Ok(super::code::with_diagnostics(result, note))
+    Ok(crate::tools::engine::code::with_diagnostics(result, note))
 }
 
 fn count_lines(content: &[u8]) -> usize {

@@ -6,13 +6,14 @@
 //! `search::glob`. Results are absolute paths, newest first (ties by path), capped at
 //! 30,000 characters.
 
-use super::{Ctx, define, read_only, text_result};
 use crate::error::{ErrorCode, ToolError, ToolResult};
 use crate::search::Cancelled;
 use crate::search::glob as engine;
 use crate::search::pattern::PathGlob;
 use crate::text::quote::quoted;
 use crate::tool_name::ToolName;
+use crate::tools::engine::schema::{define, read_only};
+use crate::tools::{Ctx, text_result};
 use rmcp::model::{CallToolResult, Tool};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -120,7 +121,7 @@ pub fn run(
             format!("{} is not a valid glob: {e}", quoted(&args.pattern)),
         )
     })?;
-    let root = super::grep::open_root(ctx, args.path.as_deref())?;
+    let root = crate::tools::engine::search::open_root(ctx, args.path.as_deref())?;
     if !root.is_dir {
         return Err(ToolError::invalid(format!(
             "{} is a file; glob searches a directory",

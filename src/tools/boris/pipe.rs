@@ -3,12 +3,13 @@
 //! file once it passes 50 KB, a timeout that backgrounds the command instead of killing
 //! it, `check_pid`/`kill_pid` to follow it, and a non-zero exit reported as an error.
 
-use super::shell::{Outcome, effective_timeout_ms, start_shell, supervise};
-use super::{Call, Ctx, define, runs_commands};
 use crate::error::{ErrorCode, ToolError, ToolResult};
 use crate::exec::{self, Capture, Limits, Running, tasks::Task};
 use crate::text::{sanitize::sanitize, truncate};
 use crate::tool_name::ToolName;
+use crate::tools::engine::schema::{define, runs_commands};
+use crate::tools::engine::shell::{Outcome, effective_timeout_ms, start_shell, supervise};
+use crate::tools::{Call, Ctx};
 use rmcp::model::{CallToolResult, ContentBlock, Tool};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -110,7 +111,7 @@ fn completed(ctx: &Ctx, running: &Running, code: i32) -> CallToolResult {
         text.push_str(&format!("{name}:\n{}\n\n", render_tail(name, &c)));
     }
     text.push_str(&format!("exit code: {code}"));
-    if let Some(line) = super::shell::sandbox_hint(ctx, &text) {
+    if let Some(line) = crate::tools::engine::shell::sandbox_hint(ctx, &text) {
         text.push('\n');
         text.push_str(&line);
     }

@@ -3,15 +3,16 @@
 //! characters of each stream, a non-zero exit is data, and `run_in_background` starts a
 //! task that `task_output` and `task_stop` follow.
 
-use super::shell::{
-    Outcome, effective_timeout_ms, render_streams, sandbox_hint, start_shell, supervise,
-    with_spill_links,
-};
-use super::{Call, Ctx, define, runs_commands, text_result};
 use crate::error::{ErrorCode, ToolError, ToolResult};
 use crate::exec::{self, Limits, Running, TERM_GRACE, tasks::Deadline};
 use crate::text::{sentinel, truncate};
 use crate::tool_name::ToolName;
+use crate::tools::engine::schema::{define, runs_commands};
+use crate::tools::engine::shell::{
+    Outcome, effective_timeout_ms, render_streams, sandbox_hint, start_shell, supervise,
+    with_spill_links,
+};
+use crate::tools::{Call, Ctx, text_result};
 use rmcp::model::{CallToolResult, Tool};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -191,8 +192,8 @@ fn hand_off_to_task(
          with {}.\ntask_id: {id}\nstatus: running\n",
         elapsed.as_secs(),
         left.as_secs(),
-        super::tool_name(config, ToolName::TaskOutput),
-        super::tool_name(config, ToolName::TaskStop),
+        crate::tools::tool_name(config, ToolName::TaskOutput),
+        crate::tools::tool_name(config, ToolName::TaskStop),
     ));
     if !files.is_empty() {
         text.push_str(&format!("output files: {}\n", files.join(", ")));
@@ -263,8 +264,8 @@ fn start_background(
                  finished ones with {} or stop one with {}",
                 exec::tasks::MAX_LIVE_TASKS,
                 ctx.ws.tasks.ids().join(", "),
-                super::tool_name(&ctx.shared.config, ToolName::TaskOutput),
-                super::tool_name(&ctx.shared.config, ToolName::TaskStop),
+                crate::tools::tool_name(&ctx.shared.config, ToolName::TaskOutput),
+                crate::tools::tool_name(&ctx.shared.config, ToolName::TaskStop),
             ),
         )
     })?;
@@ -290,7 +291,7 @@ fn start_background(
     Ok(text_result(format!(
         "{}task_id: {id}\nstatus: running\nFollow it with {} (task_id \"{id}\"), stop it with {}.{files}",
         moved.unwrap_or_default(),
-        super::tool_name(config, ToolName::TaskOutput),
-        super::tool_name(config, ToolName::TaskStop),
+        crate::tools::tool_name(config, ToolName::TaskOutput),
+        crate::tools::tool_name(config, ToolName::TaskStop),
     )))
 }

@@ -7,7 +7,7 @@ use crate::error::{ErrorCode, ToolError, ToolResult};
 use crate::scope::ScopedPath;
 use crate::text::patch::{self, FileOp, Fuzz, HunkFailure, HunkMiss, Line, Patch};
 use crate::tools::Ctx;
-use crate::tools::edit::{closest_hint, read_for_edit};
+use crate::tools::engine::edit::{closest_hint, read_for_edit};
 use std::collections::HashMap;
 use std::fs::{self, Metadata};
 use std::path::PathBuf;
@@ -104,7 +104,7 @@ pub fn build(ctx: &Ctx, patch: &Patch, paths: &[Paths]) -> ToolResult<Plan> {
                 let replaced = plan.files[file].now().is_some();
                 let content = added_content(lines, *no_eol, op.ending_aware());
                 let content = match (plan.files[file].now(), op.ending_aware()) {
-                    (Some(old), false) => crate::tools::create::keep_crlf(old, &content)
+                    (Some(old), false) => crate::tools::boris::create::keep_crlf(old, &content)
                         .0
                         .into_owned(),
                     _ => content,

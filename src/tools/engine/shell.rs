@@ -2,10 +2,10 @@
 //! `Bash`, the task tools): starting the shell (inside the session's sandbox when it is
 //! on), waiting for it with progress and hand-off, and rendering its streams.
 
-use super::{Call, Ctx, Progress};
 use crate::error::{ErrorCode, ToolError, ToolResult};
 use crate::exec::{self, Capture, Limits, Running, Spawn};
 use crate::text::{sanitize::sanitize, truncate};
+use crate::tools::{Call, Ctx, Progress};
 use rmcp::model::CallToolResult;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;

@@ -1,13 +1,14 @@
 //! `create_file`: write a whole file, creating parent directories, overwriting an
 //! existing file (seed 000 D15, DESIGN §7).
 
-use super::{Ctx, define, text_result, writes};
 use crate::error::{ToolError, ToolResult};
 use crate::fsutil;
 use crate::scope::ScopedPath;
 use crate::text::lines::hash_bytes;
 use crate::text::replace::{Eol, to_crlf, uniform_eol};
 use crate::tool_name::ToolName;
+use crate::tools::engine::schema::{define, writes};
+use crate::tools::{Ctx, text_result};
 use rmcp::model::{CallToolResult, Tool};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -116,8 +117,8 @@ pub fn write_whole_file(
     }
     if dry_run {
         let diff = match &before {
-            Some(Some(old)) => super::edit::diff_text(ctx, path, Some(old), content),
-            None => super::edit::diff_text(ctx, path, None, content),
+            Some(Some(old)) => crate::tools::engine::edit::diff_text(ctx, path, Some(old), content),
+            None => crate::tools::engine::edit::diff_text(ctx, path, None, content),
             // Not read: over --max-file-size (and view-before-edit is off).
             Some(None) => "(no diff: the existing file is over --max-file-size, so it was not \
                            read)\n"
@@ -154,9 +155,9 @@ pub fn write_whole_file(
     // Recorded under the file's lock; the language server is waited for without it.
     drop(_edit);
     let note = match &before {
-        Some(Some(old)) => super::code::after_write(ctx, path, Some(old), content),
+        Some(Some(old)) => crate::tools::engine::code::after_write(ctx, path, Some(old), content),
         Some(None) => None,
-        None => super::code::after_write(ctx, path, None, content),
+        None => crate::tools::engine::code::after_write(ctx, path, None, content),
     };
     let lines = content.iter().filter(|&&b| b == b'\n').count()
         + usize::from(!content.is_empty() && !content.ends_with(b"\n"));
@@ -166,7 +167,7 @@ pub fn write_whole_file(
         path.shown.display(),
         content.len()
     ));
-    Ok(super::code::with_diagnostics(result, note))
+    Ok(crate::tools::engine::code::with_diagnostics(result, note))
 }
 
 /// Content written over an existing file whose line breaks are all CRLF, when the new

@@ -1,12 +1,13 @@
 //! `diagnostics` and `language_servers` (issue 20 §2, §4): what the language server
 //! reports of one file or of every file this session changed, and which servers run.
 
-use super::code;
-use super::{Ctx, define, read_only, text_result};
 use crate::error::{ToolError, ToolResult};
 use crate::lsp::format::{self, Diag, MAX_DIAGNOSTICS, Severity};
 use crate::lsp::{self, Readiness};
 use crate::tool_name::ToolName;
+use crate::tools::engine::code;
+use crate::tools::engine::schema::{define, read_only};
+use crate::tools::{Ctx, text_result};
 use rmcp::model::{CallToolResult, Tool};
 use schemars::JsonSchema;
 use serde::Deserialize;

@@ -252,45 +252,4 @@ mod tests {
             })
         );
     }
-
-    /// No registered tool, in any profile, has a nullable or multi-typed parameter, or a
-    /// `$ref` a client would have to resolve.
-    #[test]
-    fn every_tool_schema_is_plain() {
-        fn walk(v: &serde_json::Value, at: &str) {
-            if let Some(obj) = v.as_object() {
-                assert!(!obj.get("type").is_some_and(|t| t.is_array()), "{at}: {v}");
-                assert_ne!(obj.get("default"), Some(&serde_json::Value::Null), "{at}");
-                for key in ["$ref", "$defs", "definitions"] {
-                    assert!(!obj.contains_key(key), "{at}: {key} in {v}");
-                }
-                for (k, child) in obj {
-                    walk(child, &format!("{at}.{k}"));
-                }
-            }
-        }
-        // Every row's schema, under each shape a configuration gives one (the anthropic-
-        // compat grep and glob, the pipe profile's bash).
-        let config = |flags: &[&str]| {
-            use clap::Parser as _;
-            let args = ["boris", "--workdir", env!("CARGO_MANIFEST_DIR")];
-            crate::config::Cli::parse_from(args.iter().chain(flags))
-                .into_config(|_| None)
-                .expect("a valid configuration")
-        };
-        let configs = [
-            config(&[]),
-            config(&["--tool-profile", "anthropic-compat"]),
-            config(&["--bash-profile", "pipe"]),
-        ];
-        for tool in configs.iter().flat_map(|c| {
-            crate::tool_name::ToolName::all()
-                .map(move |t| (super::super::registry::row(t).schema)(c))
-        }) {
-            walk(
-                &serde_json::Value::Object((*tool.input_schema).clone()),
-                &tool.name,
-            );
-        }
-    }
 }

@@ -2,13 +2,14 @@
 //! answered by its language server, at a position a model can give (a line and the
 //! symbol's name on it).
 
-use super::code::{self, Target};
-use super::{Ctx, define, read_only};
 use crate::error::{ToolError, ToolResult};
 use crate::lsp::format::{self, MAX_LOCATIONS};
 use crate::lsp::position::{self, Encoding};
 use crate::lsp::{Readiness, client::Server};
 use crate::tool_name::ToolName;
+use crate::tools::Ctx;
+use crate::tools::engine::code::{self, Target};
+use crate::tools::engine::schema::{define, read_only};
 use lsp_types::request as req;
 use lsp_types::{Range, Url};
 use rmcp::model::{CallToolResult, Tool};

@@ -11,12 +11,13 @@
 //! its prompt), not only when it exits or the yield time passes: the answer is the same,
 //! sooner.
 
-use super::terminal::{self as engine_tools, Open};
-use super::{Call, Ctx, define, runs_commands};
 use crate::error::{ErrorCode, ToolError, ToolResult};
 use crate::terminal::{self, Report, Session, Status, keys};
 use crate::text::unified_exec::{self as ux, Answer, State};
 use crate::tool_name::ToolName;
+use crate::tools::boris::terminal::{self as engine_tools, Open};
+use crate::tools::engine::schema::{define, runs_commands};
+use crate::tools::{Call, Ctx};
 use rmcp::model::{CallToolResult, Tool};
 use schemars::JsonSchema;
 use serde::{Deserialize, Deserializer};
