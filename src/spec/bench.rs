@@ -270,10 +270,22 @@ impl Conn {
         })
     }
 
-    /// One `tools/call`, answered (result or JSON-RPC error).
-    pub(crate) fn call_tool(&mut self, tool: &str, args: &Value) -> Result<Value, String> {
+    /// One `tools/call` with nothing else in flight: answered by the response with its
+    /// id, or by an error with a null id — JSON-RPC's answer to a message the server
+    /// could not read (nested past its parser's limit, say), which can then only be
+    /// about this call.
+    pub(crate) fn call_tool_alone(&mut self, tool: &str, args: &Value) -> Result<Value, String> {
         let msg = self.call_msg(tool, args);
-        self.request(&msg)
+        let key = msg.get("id").map(Value::to_string).unwrap_or_default();
+        self.send(&msg)?;
+        let deadline = Instant::now() + self.timeout;
+        loop {
+            if let Some((id, v, _)) = self.next_response(deadline, &key)?
+                && (id == key || (id == "null" && v.get("error").is_some()))
+            {
+                return Ok(v);
+            }
+        }
     }
 
     /// `initialize` and `notifications/initialized`; returns the initialize result.

@@ -27,20 +27,30 @@ pub(crate) struct HostileArgs {
     /// Longest wait for any one answer, in milliseconds: a call unanswered by then fails.
     #[arg(long, value_name = "N", default_value_t = 30_000)]
     timeout_ms: u64,
+    /// Also write the run's counts and failures as JSON to this file.
+    #[arg(long, value_name = "FILE", env = "BORIS_SPEC_HOSTILE_JSON")]
+    json: Option<std::path::PathBuf>,
 }
 
 pub(crate) fn main(args: HostileArgs) -> ExitCode {
     let opts = Options {
-        server: args.server,
+        server: args.server.clone(),
         seed: args.seed,
         cases: args.cases,
         timeout: Duration::from_millis(args.timeout_ms),
-        only: args.only,
-        skip: args.skip,
+        only: args.only.clone(),
+        skip: args.skip.clone(),
     };
     match hostile::run(&opts) {
         Ok(report) => {
             print!("{}", hostile::render(&report, &opts));
+            if let Some(path) = &args.json {
+                let text = hostile::summary::to_json(&report, &opts).to_string();
+                if let Err(e) = std::fs::write(path, text + "\n") {
+                    eprintln!("boris-spec hostile: cannot write {}: {e}", path.display());
+                    return ExitCode::from(2);
+                }
+            }
             if report.failures.is_empty() {
                 ExitCode::SUCCESS
             } else {

@@ -3,7 +3,8 @@
 //! ([`generate`]) and checks what any server owes bad input, whatever its wording:
 //!
 //! - **answers**: every call gets a response (a result or a JSON-RPC error) in time, and
-//!   the server is still running after it;
+//!   the server is still running after it; an error with a null id counts (JSON-RPC's
+//!   answer to a message the server could not read: nothing else is in flight);
 //! - **well-formed**: a result carries a `content` array;
 //! - **error changes nothing**: a call answered with an error left the workdir as it was
 //!   (not checked for tools that run commands: a command may act, then fail);
@@ -15,6 +16,7 @@
 
 pub mod corpus;
 pub mod generate;
+pub mod summary;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -244,7 +246,7 @@ fn check_call(
     let name = tool.get("name").and_then(Value::as_str).unwrap_or("");
     let work_before = snapshot(&ground.work);
     let outside_before = snapshot(&ground.outside);
-    let answer = match conn.call_tool(name, &ground.place(args)) {
+    let answer = match conn.call_tool_alone(name, &ground.place(args)) {
         Ok(a) => a,
         Err(e) => return Some((Broken::Answers, e)),
     };
