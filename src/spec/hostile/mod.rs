@@ -7,7 +7,8 @@
 //!   answer to a message the server could not read: nothing else is in flight);
 //! - **well-formed**: a result carries a `content` array;
 //! - **error changes nothing**: a call answered with an error left the workdir as it was
-//!   (not checked for tools that run commands: a command may act, then fail);
+//!   (not checked for tools that run commands: a command may act, then fail), the files
+//!   the server wrote there by starting (its own log, say) left out;
 //! - **stays inside**: nothing outside the workdir changed (a sibling directory of
 //!   the run's own temporary root stands for the rest of the machine).
 //!
@@ -106,6 +107,9 @@ struct Ground {
     work: PathBuf,
     outside: PathBuf,
     home: PathBuf,
+    /// What the server wrote in the workdir by starting (its log, its state): its own
+    /// files, whose later changes are not a failed call's doing.
+    own: Vec<PathBuf>,
 }
 
 impl Ground {
@@ -138,6 +142,7 @@ impl Ground {
             work,
             outside,
             home,
+            own: Vec::new(),
         })
     }
 
@@ -155,14 +160,26 @@ impl Ground {
         }
     }
 
-    fn start(&self, opts: &Options) -> Result<Conn, String> {
+    fn start(&mut self, opts: &Options) -> Result<Conn, String> {
         let cmd = opts
             .server
             .replace("{workdir}", &self.work.to_string_lossy());
         let env = BTreeMap::from([("HOME".to_string(), self.home.display().to_string())]);
+        let laid_out = snapshot(&self.work);
         let mut conn = Conn::start_with(&cmd, &self.work, &env, opts.timeout)?;
         conn.initialize()?;
+        self.own = snapshot(&self.work)
+            .into_keys()
+            .filter(|p| !laid_out.contains_key(p))
+            .collect();
         Ok(conn)
+    }
+
+    /// The workdir as a failed call must leave it: the server's own files left out.
+    fn users_files(&self) -> BTreeMap<PathBuf, (char, u64, u64)> {
+        let mut files = snapshot(&self.work);
+        files.retain(|p, _| !self.own.iter().any(|o| p.starts_with(o)));
+        files
     }
 }
 
@@ -244,7 +261,7 @@ fn check_call(
     args: &Value,
 ) -> Option<(Broken, String)> {
     let name = tool.get("name").and_then(Value::as_str).unwrap_or("");
-    let work_before = snapshot(&ground.work);
+    let work_before = ground.users_files();
     let outside_before = snapshot(&ground.outside);
     let answer = match conn.call_tool_alone(name, &ground.place(args)) {
         Ok(a) => a,
@@ -285,7 +302,7 @@ fn check_call(
     };
     if failed
         && !runs_commands(tool)
-        && let Some(what) = changes(&work_before, &snapshot(&ground.work))
+        && let Some(what) = changes(&work_before, &ground.users_files())
     {
         return Some((Broken::ErrorChangesNothing, what));
     }
@@ -294,7 +311,7 @@ fn check_call(
 
 /// Replays one call on a fresh server and files: the promise it broke, if any.
 fn replay(opts: &Options, tool: &Value, args: &Value) -> Option<(Broken, String)> {
-    let ground = Ground::new().ok()?;
+    let mut ground = Ground::new().ok()?;
     let mut conn = ground.start(opts).ok()?;
     check_call(&mut conn, &ground, tool, args)
 }
