@@ -32,8 +32,8 @@ LITECODE_VERSION=0.1.2
 # serena (issue 20 §6) and the pyright it runs, from the Python registry; see
 # spec/adapters/serena.yaml for the uvx shim.
 SERENA_PINS="serena-agent==2.1.0 pyright==1.1.403"
-# coding-tools-mcp (issue 29 §4), from the Python registry.
-CTM_PINS="coding-tools-mcp==0.5.0"
+# coding-tools-mcp (issue 29 §4), from the Python registry, its dependencies pinned with it.
+CTM_PINS="-r $HERE/coding-tools-mcp.requirements.txt"
 MSS_PINS="mcp-shell-server==1.1.14"
 # mcp-text-editor 1.2.x needs Python 3.13 (PYTHON313, default python3.13).
 MTE_PINS="mcp-text-editor==1.2.2"
@@ -162,14 +162,22 @@ if wants serena && ! skipped serena && [ "$(cat "$SE_DIR/pins" 2>/dev/null)" != 
     && echo "$SERENA_PINS" > "$SE_DIR/pins" \
     || { echo "compat: installing serena failed"; exit 1; }
 fi
+# pins_marker PINS: the pins, and the text of a requirements file they name (so that an
+# edit to the file reinstalls).
+pins_marker() {
+  local word
+  printf '%s\n' "$1"
+  for word in $1; do [ -f "$word" ] && cat "$word"; done
+  return 0
+}
 # A Python server pinned into its own venv: NAME DIR PINS [PYTHON].
 pip_pinned() {
-  if wants "$1" && ! skipped "$1" && [ "$(cat "$2/pins" 2>/dev/null)" != "$3" ]; then
+  if wants "$1" && ! skipped "$1" && [ "$(cat "$2/pins" 2>/dev/null)" != "$(pins_marker "$3")" ]; then
     echo "compat: installing $3" >&2
     rm -rf "$2" && mkdir -p "$2" \
       && "${4:-python3}" -m venv "$2/venv" \
       && "$2/venv/bin/pip" install -q --disable-pip-version-check $3 >&2 \
-      && echo "$3" > "$2/pins" \
+      && pins_marker "$3" > "$2/pins" \
       || { echo "compat: installing $1 failed"; exit 1; }
   fi
 }
