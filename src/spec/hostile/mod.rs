@@ -39,8 +39,8 @@ const MAX_PRINTED_ARGS: usize = 2_000;
 /// Replays a shrink may spend on one failure.
 const SHRINK_REPLAYS: usize = 40;
 
-/// Names that mark a tool the pack never calls: hostile numbers sent to a tool that
-/// signals processes could reach the machine's own (pid 1, -1).
+/// Names that mark a tool the pack never calls, or a property it never sends: hostile
+/// numbers sent to a tool that signals processes could reach the machine's own (pid 1, -1).
 const NEVER_CALLED: &[&str] = &["kill", "terminate", "signal", "pid", "reboot", "shutdown"];
 
 #[derive(Debug, Clone)]
@@ -341,7 +341,11 @@ fn shrink(opts: &Options, tool: &Value, args: &Value, broken: Broken) -> Value {
     best
 }
 
-fn callable(tool: &Value, opts: &Options) -> Result<(), String> {
+/// The tool as the pack calls it, or why it never does: a tool named for signalling
+/// processes, or needing a property that names one, is never called; an optional such
+/// property is left out of its schema, so the rest of the tool is still tried (Boris's
+/// pipe `bash` with its `kill_pid`).
+fn callable(tool: &Value, opts: &Options) -> Result<Value, String> {
     let name = tool.get("name").and_then(Value::as_str).unwrap_or("");
     if !opts.only.is_empty() && !opts.only.iter().any(|o| o == name) {
         return Err("not selected".into());
@@ -349,23 +353,37 @@ fn callable(tool: &Value, opts: &Options) -> Result<(), String> {
     if opts.skip.iter().any(|s| s == name) {
         return Err("skipped by --skip-tool".into());
     }
-    let lower = name.to_ascii_lowercase();
-    let params: Vec<String> = tool
-        .pointer("/inputSchema/properties")
-        .and_then(Value::as_object)
-        .map(|p| p.keys().map(|k| k.to_ascii_lowercase()).collect())
-        .unwrap_or_default();
-    if let Some(word) = NEVER_CALLED.iter().find(|w| {
-        lower.contains(*w)
-            || params
-                .iter()
-                .any(|p| p == *w || p.ends_with(&format!("_{w}")))
-    }) {
-        return Err(format!(
+    let refuse = |word: &str| {
+        Err(format!(
             "it signals or names processes (`{word}`): a hostile number could reach the machine's own"
-        ));
+        ))
+    };
+    let lower = name.to_ascii_lowercase();
+    if let Some(word) = NEVER_CALLED.iter().find(|w| lower.contains(*w)) {
+        return refuse(word);
     }
-    Ok(())
+    let names_a_process = |param: &str| {
+        let p = param.to_ascii_lowercase();
+        NEVER_CALLED
+            .iter()
+            .find(|w| p == **w || p.ends_with(&format!("_{w}")))
+    };
+    let required: Vec<&str> = tool
+        .pointer("/inputSchema/required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    if let Some(word) = required.iter().find_map(|r| names_a_process(r)) {
+        return refuse(word);
+    }
+    let mut called = tool.clone();
+    if let Some(props) = called
+        .pointer_mut("/inputSchema/properties")
+        .and_then(Value::as_object_mut)
+    {
+        props.retain(|k, _| names_a_process(k).is_none());
+    }
+    Ok(called)
 }
 
 /// Runs the pack, on a thread of its own with room on its stack: arguments nested
@@ -395,7 +413,7 @@ fn run_here(opts: &Options) -> Result<Report, String> {
             .unwrap_or("")
             .to_string();
         match callable(&t, opts) {
-            Ok(()) => tools.push(t),
+            Ok(called) => tools.push(called),
             Err(why) => report.not_called.push((name, why)),
         }
     }
@@ -541,11 +559,18 @@ mod tests {
             skip: vec![],
         };
         let kill = json!({"name": "kill_process", "inputSchema": {"properties": {"pid": {}}}});
-        let by_param = json!({"name": "stop", "inputSchema": {"properties": {"pid": {}}}});
+        let by_param = json!({"name": "stop",
+            "inputSchema": {"properties": {"pid": {}}, "required": ["pid"]}});
         let view = json!({"name": "view", "inputSchema": {"properties": {"path": {}}}});
         assert!(callable(&kill, &opts).is_err());
         assert!(callable(&by_param, &opts).is_err());
-        assert!(callable(&view, &opts).is_ok());
+        assert_eq!(callable(&view, &opts), Ok(view));
+        // Boris's pipe `bash`: called, never with the properties that name a process.
+        let bash = json!({"name": "bash", "inputSchema": {"properties":
+            {"command": {}, "kill_pid": {}, "check_pid": {}}, "required": ["command"]}});
+        let called = callable(&bash, &opts).unwrap_or_default();
+        let props = called.pointer("/inputSchema/properties");
+        assert_eq!(props, Some(&json!({"command": {}})));
     }
 
     #[test]
