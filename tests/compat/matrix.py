@@ -105,12 +105,15 @@ def table(results, names):
                    "the server's own behaviour), and how it ends a session: "
                    "[COMPATIBILITY.md](COMPATIBILITY.md).")
     out.append("")
-    out.append("By capability group (shell, run outcome honesty, background, read, edit, patch, "
-               "search, confinement, code intelligence, protocol, teardown), with what each server "
+    out.append("By capability group (" + ", ".join(scores.GROUPS) + "), with what each server "
                "does not support and every failure explained: [SCORES.md](SCORES.md). In short "
                "(strongest and weakest among the groups where a server runs at least 3 cases):")
     out.append("")
     out += scores.summary(results, names, title)
+    out.append("")
+    out.append("Hostile input generated from each tool's schema (`boris-spec hostile`, seed 29, "
+               "400 calls), every server boxed in bubblewrap, each failure checked by hand: "
+               "[HOSTILE.md](HOSTILE.md).")
     return "\n".join(out) + "\n"
 
 
