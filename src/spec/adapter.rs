@@ -298,7 +298,7 @@ impl Adapter {
         } else {
             None
         };
-        let oauth = if case.requires.iter().any(|r| r == "identity-provider") {
+        let oauth = if case.needs_identity_provider() {
             Some(self.oauth.as_ref().ok_or(
                 "it tests the server's OAuth mode, which the adapter does not give (`oauth:`)",
             )?)

@@ -276,16 +276,7 @@ impl Conn {
     /// about this call.
     pub(crate) fn call_tool_alone(&mut self, tool: &str, args: &Value) -> Result<Value, String> {
         let msg = self.call_msg(tool, args);
-        let key = msg.get("id").map(Value::to_string).unwrap_or_default();
-        self.send(&msg)?;
-        let deadline = Instant::now() + self.timeout;
-        loop {
-            if let Some((id, v, _)) = self.next_response(deadline, &key)?
-                && (id == key || (id == "null" && v.get("error").is_some()))
-            {
-                return Ok(v);
-            }
-        }
+        self.answer_to(&msg, true)
     }
 
     /// `initialize` and `notifications/initialized`; returns the initialize result.
@@ -377,12 +368,18 @@ impl Conn {
 
     /// Sends one request and waits for its response.
     fn request(&mut self, msg: &Value) -> Result<Value, String> {
+        self.answer_to(msg, false)
+    }
+
+    /// Sends `msg` and waits for the response with its id; with `null_error_answers`, an
+    /// error with a null id answers it too (see `call_tool_alone`).
+    fn answer_to(&mut self, msg: &Value, null_error_answers: bool) -> Result<Value, String> {
         let key = msg.get("id").map(Value::to_string).unwrap_or_default();
         self.send(msg)?;
         let deadline = Instant::now() + self.timeout;
         loop {
             if let Some((id, v, _)) = self.next_response(deadline, &key)?
-                && id == key
+                && (id == key || (null_error_answers && id == "null" && v.get("error").is_some()))
             {
                 return Ok(v);
             }

@@ -68,7 +68,7 @@ pub struct RunOptions {
     pub remote: bool,
     /// The command that starts an identity provider for the cases that
     /// `requires: [identity-provider]` (the auth pack, `spec::identity`); default: the
-    /// environment's `BORIS_SPEC_IDP`.
+    /// environment's `BORIS_SPEC_IDP` (so `boris-spec record` and the tests get it too).
     pub identity_provider: Option<String>,
 }
 
@@ -515,7 +515,7 @@ fn with_identity_provider(
     workdir: &Path,
 ) -> Result<(Option<super::identity::IdentityProvider>, Placeholders), String> {
     let table = Placeholders::for_workdir(workdir);
-    if !case.requires.iter().any(|r| r == "identity-provider") {
+    if !case.needs_identity_provider() {
         return Ok((None, table));
     }
     let cmd = opts.identity_provider.as_deref().ok_or(

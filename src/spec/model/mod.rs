@@ -274,6 +274,12 @@ pub fn parse_case(text: &str) -> Result<Case, String> {
 
 impl Case {
     /// The capabilities its `do` steps use, each once, in order of first use.
+    /// The case runs against an identity provider the harness starts (the auth pack:
+    /// `requires: [identity-provider]`, see `spec::identity`).
+    pub fn needs_identity_provider(&self) -> bool {
+        self.requires.iter().any(|r| r == "identity-provider")
+    }
+
     pub fn capabilities(&self) -> Vec<Capability> {
         let mut out: Vec<Capability> = Vec::new();
         for s in &self.steps {
@@ -351,7 +357,7 @@ impl Case {
             .steps
             .iter()
             .any(|s| matches!(s.action, Action::IdpToken(_)));
-        if asks_provider && !self.requires.iter().any(|r| r == "identity-provider") {
+        if asks_provider && !self.needs_identity_provider() {
             return Err(
                 "invalid case: an `idp_token` step needs a provider: add `requires: [identity-provider]`"
                     .into(),
