@@ -30,6 +30,8 @@ use tower_http::cors::{AllowOrigin, CorsLayer};
 
 /// How long connections get to close once the drain is over and the sessions are gone.
 const CONNECTIONS_CLOSE: Duration = Duration::from_secs(1);
+/// How long, at most, the answers being written get before the sessions are cancelled.
+const ANSWERS_OUT: Duration = Duration::from_millis(100);
 
 /// Browser origins that are always allowed: pages served from this machine.
 const LOOPBACK_ORIGINS: &[&str] = &[
@@ -417,6 +419,7 @@ fn watched_service(
     app: Router,
     peer: SocketAddr,
     watch: http_conn::ConnWatch,
+    answers: Arc<http_conn::Answers>,
     body_timeout: Duration,
 ) -> impl hyper::service::Service<
     hyper::Request<hyper::body::Incoming>,
@@ -428,6 +431,7 @@ fn watched_service(
     let app = hyper_util::service::TowerToHyperService::new(app);
     hyper::service::service_fn(move |req: hyper::Request<hyper::body::Incoming>| {
         let in_flight = watch.begin();
+        let answer = (req.method() != hyper::Method::GET).then(|| answers.begin());
         let mut req = req.map(|body| http_conn::DeadlineBody::new(body, body_timeout));
         req.extensions_mut()
             .insert(axum::extract::ConnectInfo(peer));
@@ -435,7 +439,10 @@ fn watched_service(
         async move {
             let response = response.await?;
             Ok(response.map(|body| {
-                axum::body::Body::new(http_conn::HoldingBody::new(body, Box::new(in_flight)))
+                axum::body::Body::new(http_conn::HoldingBody::new(
+                    body,
+                    Box::new((in_flight, answer)),
+                ))
             }))
         }
     })
@@ -507,6 +514,7 @@ pub async fn serve(shared: Arc<Shared>, token: Option<String>) -> anyhow::Result
         .keep_alive_interval(Some(timeouts.http2_keepalive))
         .keep_alive_timeout(timeouts.http2_keepalive);
     let graceful = GracefulShutdown::new();
+    let answers = Arc::new(http_conn::Answers::default());
     // Connections are still accepted while the drain runs: sessions send their calls'
     // follow-ups, and a balancer must see /ready answer 503.
     let shutdown = async {
@@ -545,7 +553,7 @@ pub async fn serve(shared: Arc<Shared>, token: Option<String>) -> anyhow::Result
                 // Small SSE writes must not wait for the client's delayed ACK.
                 let _ = stream.set_nodelay(true);
                 let watch = http_conn::ConnWatch::default();
-                let service = watched_service(app.clone(), peer, watch.clone(), timeouts.body);
+                let service = watched_service(app.clone(), peer, watch.clone(), answers.clone(), timeouts.body);
                 let conn = builder.serve_connection_with_upgrades(TokioIo::new(stream), service);
                 let conn = graceful.watch(conn.into_owned());
                 tokio::spawn(async move {
@@ -566,8 +574,9 @@ pub async fn serve(shared: Arc<Shared>, token: Option<String>) -> anyhow::Result
         }
     }
     drop(listener);
-    // The answers of the calls that just ended are on their way: let them out first.
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    // The answers of the calls that just ended are on their way: let them out first
+    // (at most ANSWERS_OUT: a response that never ends must not hold the exit).
+    let _ = tokio::time::timeout(ANSWERS_OUT, answers.written()).await;
     ct.cancel();
     crate::exec::begin_shutdown();
     if tokio::time::timeout(CONNECTIONS_CLOSE, graceful.shutdown())
