@@ -9,7 +9,9 @@
 //! - an escape case whose attack step never ran (a refused preamble) fails, and passes
 //!   when it ran; a control that does not escape fails;
 //! - a stopped server (SIGSTOP) fails its step at the step's deadline, never hangs;
-//! - a bare run of the `lsp` cases with no language server on PATH passes (skips).
+//! - a bare run of the `lsp` cases with no language server on PATH passes (skips);
+//! - a `timing` or `lsp` case runs once per transport and era, not on every route,
+//!   unless `--every-route`.
 
 use std::path::Path;
 use std::process::Command;
@@ -181,6 +183,73 @@ fn the_junit_report_counts_and_explains_each_case() {
         needs.skipped.as_deref().map(unescape).as_deref(),
         Some("requires surely-absent-program-4711 (not on the server's PATH)"),
         "{xml}"
+    );
+}
+
+/// A `timing` or `lsp` case runs on stdio (2025-11-25) and HTTP (2026-07-28): each
+/// transport and each era once; any other case on all four routes; `--every-route` puts
+/// every case on all four (DEC-113).
+#[test]
+fn a_timing_case_runs_once_per_transport_and_era() {
+    // tools/list, not ping: the 2026-07-28 revision has no ping.
+    let list = "steps:\n  - request: {method: tools/list}\n";
+    let timing = format!("source: t\ntags: [timing]\n{list}");
+    let lsp = format!("source: t\ntags: [lsp]\n{list}");
+    let plain = format!("source: t\n{list}");
+    let dir = suite(&[
+        ("timing.yaml", &timing),
+        ("lsp.yaml", &lsp),
+        ("plain.yaml", &plain),
+    ]);
+    let runs = |extra: &[&str]| -> Vec<String> {
+        let out = Command::new(SPEC)
+            .arg("run")
+            .args(["--server", &format!("'{BORIS}' --transport stdio")])
+            .args(["--spec", "mine", "--junit", "routes.xml"])
+            .args(extra)
+            .current_dir(dir.path())
+            .env_remove("CI")
+            .env_remove("BORIS_SPEC_EVERY_ROUTE")
+            .output()
+            .expect("run boris-spec");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+        let xml = std::fs::read_to_string(dir.path().join("routes.xml")).expect("junit");
+        let mut names: Vec<String> = testcases(&xml).into_iter().map(|c| c.name).collect();
+        names.sort();
+        names
+    };
+    let all = |name: &str| {
+        ["", " [http-2026]", " [http]", " [stdio-2026]"]
+            .map(|r| format!("mine/{name}{r}"))
+            .to_vec()
+    };
+    let mut want: Vec<String> = vec![
+        "mine/lsp.yaml".into(),
+        "mine/lsp.yaml [http-2026]".into(),
+        "mine/timing.yaml".into(),
+        "mine/timing.yaml [http-2026]".into(),
+    ];
+    want.extend(all("plain.yaml"));
+    want.sort();
+    assert_eq!(runs(&[]), want);
+
+    let mut every: Vec<String> = ["lsp.yaml", "plain.yaml", "timing.yaml"]
+        .into_iter()
+        .flat_map(all)
+        .collect();
+    every.sort();
+    assert_eq!(runs(&["--every-route"]), every);
+
+    // Only HTTP selected: the cover is both of its eras.
+    let http = runs(&["--transport", "http"]);
+    assert!(
+        http.contains(&"mine/timing.yaml [http]".to_string())
+            && http.contains(&"mine/timing.yaml [http-2026]".to_string()),
+        "{http:?}"
     );
 }
 

@@ -57,6 +57,26 @@ pub(crate) struct Server {
 /// the harness can find the ones that outlive it.
 pub const CASE_MARKER_VAR: &str = "BORIS_SPEC_CASE";
 
+/// Poll intervals for waiting on a server: short at first (a server that exits or
+/// prints its address at once is seen at once, not a fixed tick later), doubling to
+/// 10 ms (a long wait costs few wake-ups).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Backoff(Duration);
+
+impl Default for Backoff {
+    fn default() -> Self {
+        Backoff(Duration::from_micros(250))
+    }
+}
+
+impl Backoff {
+    pub(crate) fn next_wait(&mut self) -> Duration {
+        let d = self.0;
+        self.0 = (self.0 * 2).min(Duration::from_millis(10));
+        d
+    }
+}
+
 /// A marker no other case (in this or another harness process) uses.
 pub(crate) fn new_marker() -> String {
     use std::sync::atomic::{AtomicU64, Ordering};
@@ -328,6 +348,7 @@ impl Server {
     /// Waits up to `timeout` for the server to exit.
     pub(crate) fn wait_exit(&mut self, timeout: Duration) -> Option<ExitStatus> {
         let deadline = Instant::now() + timeout;
+        let mut backoff = Backoff::default();
         loop {
             if let Some(st) = self.poll_exit() {
                 return Some(st);
@@ -335,7 +356,7 @@ impl Server {
             if Instant::now() >= deadline {
                 return None;
             }
-            thread::sleep(Duration::from_millis(10));
+            thread::sleep(backoff.next_wait());
         }
     }
 
@@ -495,6 +516,16 @@ pub(crate) fn describe_status(st: ExitStatus) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn backoff_starts_short_and_stops_growing_at_ten_ms() {
+        let mut b = Backoff::default();
+        let waits: Vec<u128> = (0..9).map(|_| b.next_wait().as_micros()).collect();
+        assert_eq!(
+            waits,
+            [250, 500, 1000, 2000, 4000, 8000, 10000, 10000, 10000]
+        );
+    }
 
     #[test]
     fn shell_quote_words() {

@@ -28,6 +28,14 @@ use super::protocol::{NOT_STATELESS, SESSION_ERA, STATELESS_ERA, stateless_meta}
 /// server's environment, which over HTTP would demand a bearer token).
 pub const STDIO_ONLY_TAG: &str = "stdio-only";
 
+/// The tags of the cases whose seconds go to the engine behind the transport, not to the
+/// transport: `timing` (the case waits on the server's clocks: timeouts, grace periods,
+/// deadlines, the racy window) and `lsp` (it starts a language server, seconds of CPU
+/// each). Such a case runs on the fewest of the selected routes that still put it on
+/// every selected transport and under every selected era ([`covering`]), not on their
+/// every combination, unless the run asks for every route (`--every-route`; DEC-113).
+pub const COVERED_TAGS: [&str; 2] = ["timing", "lsp"];
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Route {
     Stdio,
@@ -87,6 +95,61 @@ impl Route {
             .filter(|r| any(transports, r.transport()) && any(eras, r.era()))
             .collect())
     }
+}
+
+/// The fewest of `routes` that between them have each transport and each era of
+/// `routes`; among covers of one size, the first in the order stdio, http-2026,
+/// stdio-2026, http (so all four give stdio on the session era and HTTP stateless).
+pub fn covering(routes: &[Route]) -> Vec<Route> {
+    const PREFERENCE: [Route; 4] = [
+        Route::Stdio,
+        Route::HttpStateless,
+        Route::StdioStateless,
+        Route::Http,
+    ];
+    let have: Vec<Route> = PREFERENCE
+        .into_iter()
+        .filter(|r| routes.contains(r))
+        .collect();
+    let covers = |pick: &[Route]| {
+        have.iter().all(|r| {
+            pick.iter().any(|p| p.transport() == r.transport())
+                && pick.iter().any(|p| p.era() == r.era())
+        })
+    };
+    // Subsets by size, then in preference order: at most 16 of them.
+    let n = have.len();
+    let mut subsets: Vec<Vec<Route>> = (0u32..1 << n)
+        .map(|mask| {
+            (0..n)
+                .filter(|i| mask & (1 << i) != 0)
+                .map(|i| have[i])
+                .collect()
+        })
+        .collect();
+    subsets.sort_by_key(|s: &Vec<Route>| {
+        let ranks: Vec<usize> = s
+            .iter()
+            .map(|r| PREFERENCE.iter().position(|p| p == r).unwrap_or(4))
+            .collect();
+        (s.len(), ranks)
+    });
+    subsets.into_iter().find(|s| covers(s)).unwrap_or(have)
+}
+
+/// Whether `case` runs on `route` when `selected` are the run's routes: a case with one
+/// of the [`COVERED_TAGS`] only on the cover of the routes it can take ([`covering`]);
+/// any other case on each of them.
+pub fn covered_case_runs_on(case: &Case, route: Route, selected: &[Route]) -> bool {
+    if !case.tags.iter().any(|t| COVERED_TAGS.contains(&t.as_str())) {
+        return true;
+    }
+    let possible: Vec<Route> = selected
+        .iter()
+        .copied()
+        .filter(|r| for_route(case, *r).is_ok())
+        .collect();
+    covering(&possible).contains(&route)
 }
 
 /// The case as `route` runs it, or why it stays off that route.
@@ -254,6 +317,66 @@ fn portable_across_transports(case: &Case) -> Result<(), String> {
 mod tests {
     use super::*;
     use crate::spec::model::parse_case;
+
+    /// Every subset of the four routes (all 16): the cover is drawn from the subset, has
+    /// each of its transports and eras, and no smaller part of it does.
+    #[test]
+    fn covering_is_a_smallest_cover_of_every_subset() {
+        let subsets: Vec<Vec<Route>> = (0u32..16)
+            .map(|m| {
+                (0..4)
+                    .filter(|i| m & (1 << i) != 0)
+                    .map(|i| Route::ALL[i])
+                    .collect()
+            })
+            .collect();
+        let covers = |pick: &[Route], of: &[Route]| {
+            of.iter().all(|r| {
+                pick.iter().any(|p| p.transport() == r.transport())
+                    && pick.iter().any(|p| p.era() == r.era())
+            })
+        };
+        for set in &subsets {
+            let cover = covering(set);
+            assert!(cover.iter().all(|r| set.contains(r)), "{set:?} → {cover:?}");
+            assert!(covers(&cover, set), "{set:?} → {cover:?}");
+            let smaller = subsets
+                .iter()
+                .filter(|s| s.len() < cover.len() && s.iter().all(|r| set.contains(r)))
+                .find(|s| covers(s, set));
+            assert!(
+                smaller.is_none(),
+                "{set:?}: {smaller:?} covers with fewer than {cover:?}"
+            );
+        }
+        assert_eq!(covering(&Route::ALL), [Route::Stdio, Route::HttpStateless]);
+        assert_eq!(covering(&[Route::Stdio]), [Route::Stdio]);
+        assert_eq!(
+            covering(&[Route::Stdio, Route::StdioStateless, Route::Http]),
+            [Route::StdioStateless, Route::Http]
+        );
+    }
+
+    #[test]
+    fn a_timing_case_runs_on_the_cover_of_the_routes_it_can_take() {
+        let timing = case("source: t\ntags: [timing]\nsteps: [{call: view, args: {path: a}}]\n");
+        let plain = case("source: t\nsteps: [{call: view, args: {path: a}}]\n");
+        let stdio_only =
+            case("source: t\ntags: [timing, stdio-only]\nsteps: [{call: view, args: {path: a}}]\n");
+        let on = |c: &Case| -> Vec<Route> {
+            Route::ALL
+                .into_iter()
+                .filter(|r| covered_case_runs_on(c, *r, &Route::ALL))
+                .collect()
+        };
+        assert_eq!(on(&timing), [Route::Stdio, Route::HttpStateless]);
+        assert_eq!(on(&plain), Route::ALL);
+        assert_eq!(on(&stdio_only), [Route::Stdio]);
+        // Only HTTP selected: both eras there.
+        let http = [Route::Http, Route::HttpStateless];
+        assert!(covered_case_runs_on(&timing, Route::Http, &http));
+        assert!(covered_case_runs_on(&timing, Route::HttpStateless, &http));
+    }
 
     fn case(yaml: &str) -> Case {
         parse_case(yaml).unwrap()

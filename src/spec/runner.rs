@@ -19,7 +19,7 @@ use super::fixtures::{create_files, make_removable};
 use super::model::{Case, CaseTransport, DEFAULT_TIMEOUT_MS, Placeholders};
 use super::normalise::Normaliser;
 use super::process::{Server, server_cmdline};
-use super::routes::{Route, for_route};
+use super::routes::{self, Route, for_route};
 use super::session::{self, Listening};
 use super::vocabulary::Capability;
 
@@ -66,6 +66,9 @@ pub struct RunOptions {
     /// cannot read its processes nor look for what it has, so cases that need either
     /// are unsupported.
     pub remote: bool,
+    /// Run the cases tagged `timing` or `lsp` on every selected route too, not only on
+    /// the fewest that cover each transport and era (`spec::routes::covering`, DEC-113).
+    pub every_route: bool,
     /// The command that starts an identity provider for the cases that
     /// `requires: [identity-provider]` (the auth pack, `spec::identity`); default: the
     /// environment's `BORIS_SPEC_IDP` (so `boris-spec record` and the tests get it too).
@@ -91,6 +94,7 @@ impl RunOptions {
             control: false,
             control_args: vec![DEFAULT_CONTROL_ARGS.to_string()],
             remote: false,
+            every_route: false,
             identity_provider: std::env::var(super::identity::IDP_VAR)
                 .ok()
                 .filter(|c| !c.trim().is_empty()),
@@ -359,6 +363,16 @@ fn sandbox_home(case: &Case) -> std::io::Result<Option<tempfile::TempDir>> {
         .transpose()
 }
 
+/// The case as it runs on `route`, or `None` when it stays off that route: it is about
+/// its own transport (`spec::routes::for_route`), or it is a `timing`/`lsp` case and
+/// `route` is not among those that cover the run's transports and eras (DEC-113).
+fn on_route(case: &Case, opts: &RunOptions, route: Route) -> Option<Case> {
+    if !opts.every_route && !routes::covered_case_runs_on(case, route, &effective_routes(opts)) {
+        return None;
+    }
+    for_route(case, route).ok()
+}
+
 fn run_case_inner(case: &Case, opts: &RunOptions, route: Route) -> Option<CaseOutcome> {
     let start = Instant::now();
     let mut outcome = CaseOutcome::error(&case.path, String::new());
@@ -369,7 +383,7 @@ fn run_case_inner(case: &Case, opts: &RunOptions, route: Route) -> Option<CaseOu
         Ok(c) => c,
         Err(refusal) => return refused(outcome, refusal, route),
     };
-    let adapted = for_route(&adapted, route).ok()?;
+    let adapted = on_route(&adapted, opts, route)?;
     outcome.golden = adapted.golden;
     let case = &adapted;
 

@@ -97,6 +97,12 @@ pub(crate) struct RunArgs {
     /// look at its processes or declare `requires:` are reported unsupported.
     #[arg(long, env = "BORIS_SPEC_REMOTE")]
     remote: bool,
+    /// Run the cases tagged `timing` (they wait on the server's clocks) or `lsp` (they
+    /// start a language server) on every selected route. Without it each runs on the
+    /// fewest routes that still cover every selected transport and era: stdio on
+    /// 2025-11-25 and HTTP on 2026-07-28 by default.
+    #[arg(long, env = "BORIS_SPEC_EVERY_ROUTE")]
+    every_route: bool,
     /// The command that starts an identity provider for the auth pack (cases that
     /// `requires: [identity-provider]`): it prints `{"issuer": URL}` and serves tokens
     /// (`boris-spec fixture identity-provider` prints the suite's own, which runs npm
@@ -191,6 +197,7 @@ pub(crate) fn main(args: RunArgs) -> ExitCode {
     opts.must_have = must_have;
     opts.control = args.control;
     opts.remote = args.remote;
+    opts.every_route = args.every_route;
     opts.identity_provider = args
         .identity_provider
         .clone()

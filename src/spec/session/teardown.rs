@@ -14,7 +14,7 @@ use crate::spec::display::{quote, truncate};
 use crate::spec::findings::TeardownFault;
 use crate::spec::model::{Case, ExpectExit};
 use crate::spec::process::{
-    describe_status, matching_processes, process_state, processes_with_marker,
+    Backoff, describe_status, matching_processes, process_state, processes_with_marker,
 };
 
 use super::transport::Session;
@@ -213,17 +213,20 @@ impl dyn Session + '_ {
     /// Waits up to `limit` for the server to exit, reading its output meanwhile.
     fn wait_exit_within(&mut self, limit: Duration) -> Option<ExitStatus> {
         let deadline = Instant::now() + limit;
+        let mut backoff = Backoff::default();
         while Instant::now() < deadline {
-            self.listen(Duration::from_millis(10));
             let server = &mut self.core_mut().server;
             if let Some(st) = server.poll_exit() {
                 return Some(st);
             }
+            let wait = backoff.next_wait();
             if server.stdout_closed {
-                thread::sleep(Duration::from_millis(10));
+                thread::sleep(wait);
+            } else {
+                self.listen(wait);
             }
         }
-        None
+        self.core_mut().server.poll_exit()
     }
 
     /// `expect_startup_failure`: the server must exit non-zero by itself.

@@ -12,7 +12,7 @@ use nix::sys::signal::Signal;
 
 use crate::spec::http as client;
 use crate::spec::model::{Action, Case, DEFAULT_SESSION, Placeholders, Step, session_placeholder};
-use crate::spec::process::describe_status;
+use crate::spec::process::{Backoff, describe_status};
 
 use super::core::{Core, Fatal};
 use super::transport::{Ending, Session};
@@ -69,11 +69,21 @@ impl HttpSession {
         }
     }
 
+    /// Waits `d`, reading the server's stdout meanwhile (or sleeping, once it is closed).
+    fn pause_for(&mut self, d: Duration) {
+        if self.core.server.stdout_closed {
+            thread::sleep(d);
+        } else {
+            self.listen(d);
+        }
+    }
+
     /// HTTP cases: waits for the server to print its address on stderr.
     fn wait_for_addr(&mut self, pattern: &str) -> Result<(), Fatal> {
         let re = regex::Regex::new(pattern)
             .map_err(|e| Fatal(format!("invalid --http-addr-regex: {e}")))?;
         let deadline = Instant::now() + self.core.timeout;
+        let mut backoff = Backoff::default();
         loop {
             let text = match self.core.server.stderr.lock() {
                 Ok(b) => String::from_utf8_lossy(&b).into_owned(),
@@ -98,8 +108,7 @@ impl HttpSession {
                     self.core.timeout.as_millis()
                 )));
             }
-            self.listen(Duration::from_millis(20));
-            thread::sleep(Duration::from_millis(5));
+            self.pause_for(backoff.next_wait());
         }
     }
 
@@ -109,6 +118,7 @@ impl HttpSession {
             .parse()
             .map_err(|e| Fatal(format!("bad address {addr}: {e}")))?;
         let deadline = Instant::now() + self.core.timeout;
+        let mut backoff = Backoff::default();
         loop {
             if std::net::TcpStream::connect_timeout(&sock, Duration::from_millis(200)).is_ok() {
                 self.addr = Some(addr.to_string());
@@ -126,8 +136,7 @@ impl HttpSession {
                     self.core.timeout.as_millis()
                 )));
             }
-            self.listen(Duration::from_millis(20));
-            thread::sleep(Duration::from_millis(10));
+            self.pause_for(backoff.next_wait());
         }
     }
 
