@@ -6,6 +6,7 @@
 //! the transport; only the HTTP transport drains (stdio has one client, which is the one
 //! that asked the server to stop).
 
+use std::ops::Deref;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
@@ -19,11 +20,55 @@ pub const SHUTTING_DOWN: &str = "the server is shutting down: the call was ended
 /// How long calls ended at the grace get to write their error before connections close.
 const ENDING: Duration = Duration::from_secs(1);
 
+/// A number of things in progress (calls, answers being written) that can be awaited
+/// down to zero: each counts while its guard ([`Counted`]) lives.
+#[derive(Debug, Default)]
+pub struct Count {
+    n: AtomicUsize,
+    changed: Notify,
+}
+
+impl Count {
+    /// One more in progress until the guard is dropped; `count` is how the guard holds
+    /// the count (`&Count`, or an `Arc<Count>` for a guard that must be `'static`).
+    pub fn enter<C: Deref<Target = Count>>(count: C) -> Counted<C> {
+        count.n.fetch_add(1, Ordering::SeqCst);
+        Counted(count)
+    }
+
+    pub fn get(&self) -> usize {
+        self.n.load(Ordering::SeqCst)
+    }
+
+    /// Resolves once nothing is in progress.
+    pub async fn zero(&self) {
+        loop {
+            let changed = self.changed.notified();
+            tokio::pin!(changed);
+            // Registered before the count is read, so one ending in between wakes it.
+            changed.as_mut().enable();
+            if self.get() == 0 {
+                return;
+            }
+            changed.await;
+        }
+    }
+}
+
+/// One thing in progress on a [`Count`], until dropped.
+pub struct Counted<C: Deref<Target = Count>>(C);
+
+impl<C: Deref<Target = Count>> Drop for Counted<C> {
+    fn drop(&mut self) {
+        self.0.n.fetch_sub(1, Ordering::SeqCst);
+        self.0.changed.notify_waiters();
+    }
+}
+
 #[derive(Debug, Default)]
 pub struct Drain {
     draining: AtomicBool,
-    in_flight: AtomicUsize,
-    changed: Notify,
+    in_flight: Count,
     ended: CancellationToken,
 }
 
@@ -34,14 +79,7 @@ pub fn global() -> &'static Drain {
 }
 
 /// Counts one call in flight until dropped.
-pub struct CallGuard<'a>(&'a Drain);
-
-impl Drop for CallGuard<'_> {
-    fn drop(&mut self) {
-        self.0.in_flight.fetch_sub(1, Ordering::SeqCst);
-        self.0.changed.notify_waiters();
-    }
-}
+pub type CallGuard<'a> = Counted<&'a Count>;
 
 impl Drain {
     /// Whether a signal has begun the drain.
@@ -50,32 +88,17 @@ impl Drain {
     }
 
     pub fn in_flight(&self) -> usize {
-        self.in_flight.load(Ordering::SeqCst)
+        self.in_flight.get()
     }
 
     /// A call begins; it counts until the guard is dropped.
     pub fn call_started(&self) -> CallGuard<'_> {
-        self.in_flight.fetch_add(1, Ordering::SeqCst);
-        CallGuard(self)
+        Count::enter(&self.in_flight)
     }
 
     /// Cancelled when the grace is over: a call still running ends with [`SHUTTING_DOWN`].
     pub fn ended(&self) -> &CancellationToken {
         &self.ended
-    }
-
-    /// Resolves once no call is in flight.
-    async fn calls_done(&self) {
-        loop {
-            let changed = self.changed.notified();
-            tokio::pin!(changed);
-            // Registered before the count is read, so a call ending in between wakes it.
-            changed.as_mut().enable();
-            if self.in_flight() == 0 {
-                return;
-            }
-            changed.await;
-        }
     }
 
     /// Begins the drain and returns when the calls in flight are done, or `grace` is
@@ -87,7 +110,10 @@ impl Drain {
             grace_s = grace.as_secs_f64(),
             "signal received: draining (no new sessions; running calls may finish)"
         );
-        if tokio::time::timeout(grace, self.calls_done()).await.is_ok() {
+        if tokio::time::timeout(grace, self.in_flight.zero())
+            .await
+            .is_ok()
+        {
             return;
         }
         tracing::warn!(
@@ -95,7 +121,7 @@ impl Drain {
             "calls still running after the shutdown grace: ending them"
         );
         self.ended.cancel();
-        let _ = tokio::time::timeout(ENDING, self.calls_done()).await;
+        let _ = tokio::time::timeout(ENDING, self.in_flight.zero()).await;
     }
 }
 

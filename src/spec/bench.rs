@@ -244,6 +244,15 @@ pub(crate) struct Conn {
     timeout: Duration,
 }
 
+/// What answers a request: only a response with its id, or also an error with a null id
+/// (JSON-RPC's answer to a request whose id could not be read: only when it was the one
+/// call in flight, `call_tool_alone`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Answered {
+    ById,
+    ByIdOrNullIdError,
+}
+
 impl Conn {
     /// Starts `server_cmd` (as the runner does) in `workdir`.
     pub(crate) fn start(
@@ -276,7 +285,7 @@ impl Conn {
     /// about this call.
     pub(crate) fn call_tool_alone(&mut self, tool: &str, args: &Value) -> Result<Value, String> {
         let msg = self.call_msg(tool, args);
-        self.answer_to(&msg, true)
+        self.answer_to(&msg, Answered::ByIdOrNullIdError)
     }
 
     /// `initialize` and `notifications/initialized`; returns the initialize result.
@@ -368,18 +377,20 @@ impl Conn {
 
     /// Sends one request and waits for its response.
     fn request(&mut self, msg: &Value) -> Result<Value, String> {
-        self.answer_to(msg, false)
+        self.answer_to(msg, Answered::ById)
     }
 
-    /// Sends `msg` and waits for the response with its id; with `null_error_answers`, an
-    /// error with a null id answers it too (see `call_tool_alone`).
-    fn answer_to(&mut self, msg: &Value, null_error_answers: bool) -> Result<Value, String> {
+    /// Sends `msg` and waits for what answers it (see [`Answered`]).
+    fn answer_to(&mut self, msg: &Value, answered: Answered) -> Result<Value, String> {
         let key = msg.get("id").map(Value::to_string).unwrap_or_default();
         self.send(msg)?;
         let deadline = Instant::now() + self.timeout;
         loop {
             if let Some((id, v, _)) = self.next_response(deadline, &key)?
-                && (id == key || (null_error_answers && id == "null" && v.get("error").is_some()))
+                && (id == key
+                    || (answered == Answered::ByIdOrNullIdError
+                        && id == "null"
+                        && v.get("error").is_some()))
             {
                 return Ok(v);
             }

@@ -117,24 +117,18 @@ pub fn covering(routes: &[Route]) -> Vec<Route> {
                 && pick.iter().any(|p| p.era() == r.era())
         })
     };
-    // Subsets by size, then in preference order: at most 16 of them.
+    // Subsets as index lists into `have` (which is in preference order), by size and then
+    // lexicographically: at most 16 of them. The whole of `have` covers itself.
     let n = have.len();
-    let mut subsets: Vec<Vec<Route>> = (0u32..1 << n)
-        .map(|mask| {
-            (0..n)
-                .filter(|i| mask & (1 << i) != 0)
-                .map(|i| have[i])
-                .collect()
-        })
+    let mut subsets: Vec<Vec<usize>> = (0u32..1 << n)
+        .map(|mask| (0..n).filter(|i| mask & (1 << i) != 0).collect())
         .collect();
-    subsets.sort_by_key(|s: &Vec<Route>| {
-        let ranks: Vec<usize> = s
-            .iter()
-            .map(|r| PREFERENCE.iter().position(|p| p == r).unwrap_or(4))
-            .collect();
-        (s.len(), ranks)
-    });
-    subsets.into_iter().find(|s| covers(s)).unwrap_or(have)
+    subsets.sort_by(|a, b| (a.len(), a).cmp(&(b.len(), b)));
+    subsets
+        .into_iter()
+        .map(|s| s.into_iter().map(|i| have[i]).collect::<Vec<Route>>())
+        .find(|s| covers(s))
+        .unwrap_or(have)
 }
 
 /// Whether `case` runs on `route` when `selected` are the run's routes: a case with one

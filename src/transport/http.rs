@@ -419,7 +419,7 @@ fn watched_service(
     app: Router,
     peer: SocketAddr,
     watch: http_conn::ConnWatch,
-    answers: Arc<http_conn::Answers>,
+    answers: Arc<crate::drain::Count>,
     body_timeout: Duration,
 ) -> impl hyper::service::Service<
     hyper::Request<hyper::body::Incoming>,
@@ -431,7 +431,10 @@ fn watched_service(
     let app = hyper_util::service::TowerToHyperService::new(app);
     hyper::service::service_fn(move |req: hyper::Request<hyper::body::Incoming>| {
         let in_flight = watch.begin();
-        let answer = (req.method() != hyper::Method::GET).then(|| answers.begin());
+        // Answers being written, which the shutdown lets out first; a GET is the standalone
+        // event stream, which ends only with its session.
+        let answer = (req.method() != hyper::Method::GET)
+            .then(|| crate::drain::Count::enter(answers.clone()));
         let mut req = req.map(|body| http_conn::DeadlineBody::new(body, body_timeout));
         req.extensions_mut()
             .insert(axum::extract::ConnectInfo(peer));
@@ -514,7 +517,7 @@ pub async fn serve(shared: Arc<Shared>, token: Option<String>) -> anyhow::Result
         .keep_alive_interval(Some(timeouts.http2_keepalive))
         .keep_alive_timeout(timeouts.http2_keepalive);
     let graceful = GracefulShutdown::new();
-    let answers = Arc::new(http_conn::Answers::default());
+    let answers = Arc::new(crate::drain::Count::default());
     // Connections are still accepted while the drain runs: sessions send their calls'
     // follow-ups, and a balancer must see /ready answer 503.
     let shutdown = async {
@@ -576,7 +579,7 @@ pub async fn serve(shared: Arc<Shared>, token: Option<String>) -> anyhow::Result
     drop(listener);
     // The answers of the calls that just ended are on their way: let them out first
     // (at most ANSWERS_OUT: a response that never ends must not hold the exit).
-    let _ = tokio::time::timeout(ANSWERS_OUT, answers.written()).await;
+    let _ = tokio::time::timeout(ANSWERS_OUT, answers.zero()).await;
     ct.cancel();
     crate::exec::begin_shutdown();
     if tokio::time::timeout(CONNECTIONS_CLOSE, graceful.shutdown())

@@ -12,11 +12,10 @@ use std::collections::HashMap;
 use std::future::Future as _;
 use std::net::IpAddr;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
-use tokio::sync::{Notify, watch};
+use tokio::sync::watch;
 use tokio::time::Instant;
 
 /// At most one line per this period for a repeated warning (a flood must not fill the
@@ -226,48 +225,6 @@ impl Drop for InFlight {
                 a.idle_since = Instant::now();
             }
         });
-    }
-}
-
-/// The answers being written: responses to every request but a GET (a GET is the
-/// standalone event stream, which ends only with its session). At shutdown the server
-/// waits for these to be out before it cancels the sessions, rather than for a fixed
-/// time: a server with nothing left to say exits at once.
-#[derive(Debug, Default)]
-pub struct Answers {
-    open: AtomicUsize,
-    changed: Notify,
-}
-
-impl Answers {
-    /// A response begins; it counts until the guard (held by its body) is dropped.
-    pub fn begin(self: &Arc<Self>) -> AnswerOut {
-        self.open.fetch_add(1, Ordering::SeqCst);
-        AnswerOut(self.clone())
-    }
-
-    /// Resolves once no counted response is still being written.
-    pub async fn written(&self) {
-        loop {
-            let changed = self.changed.notified();
-            tokio::pin!(changed);
-            // Registered before the count is read, so a response ending in between wakes it.
-            changed.as_mut().enable();
-            if self.open.load(Ordering::SeqCst) == 0 {
-                return;
-            }
-            changed.await;
-        }
-    }
-}
-
-/// One response being written.
-pub struct AnswerOut(Arc<Answers>);
-
-impl Drop for AnswerOut {
-    fn drop(&mut self) {
-        self.0.open.fetch_sub(1, Ordering::SeqCst);
-        self.0.changed.notify_waiters();
     }
 }
 

@@ -215,16 +215,10 @@ impl dyn Session + '_ {
         let deadline = Instant::now() + limit;
         let mut backoff = Backoff::default();
         while Instant::now() < deadline {
-            let server = &mut self.core_mut().server;
-            if let Some(st) = server.poll_exit() {
+            if let Some(st) = self.core_mut().server.poll_exit() {
                 return Some(st);
             }
-            let wait = backoff.next_wait();
-            if server.stdout_closed {
-                thread::sleep(wait);
-            } else {
-                self.listen(wait);
-            }
+            self.wait_reading(backoff.next_wait());
         }
         self.core_mut().server.poll_exit()
     }

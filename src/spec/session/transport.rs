@@ -37,6 +37,15 @@ pub(crate) trait Session {
     /// Reads what the server writes on stdout for up to `d` (zero: what is already
     /// there), returning early when stdout closes.
     fn listen(&mut self, d: Duration);
+    /// Waits `d`, reading the server's stdout meanwhile, or sleeping once it is closed
+    /// (`listen` would return at once).
+    fn wait_reading(&mut self, d: Duration) {
+        if self.core().server.stdout_closed {
+            std::thread::sleep(d);
+        } else {
+            self.listen(d);
+        }
+    }
     /// Waits between two tries of an `until_ms` step.
     fn pause(&mut self);
     /// Asks the server to end: stdio closes its stdin, HTTP sends SIGTERM.

@@ -69,15 +69,6 @@ impl HttpSession {
         }
     }
 
-    /// Waits `d`, reading the server's stdout meanwhile (or sleeping, once it is closed).
-    fn pause_for(&mut self, d: Duration) {
-        if self.core.server.stdout_closed {
-            thread::sleep(d);
-        } else {
-            self.listen(d);
-        }
-    }
-
     /// HTTP cases: waits for the server to print its address on stderr.
     fn wait_for_addr(&mut self, pattern: &str) -> Result<(), Fatal> {
         let re = regex::Regex::new(pattern)
@@ -108,7 +99,7 @@ impl HttpSession {
                     self.core.timeout.as_millis()
                 )));
             }
-            self.pause_for(backoff.next_wait());
+            self.wait_reading(backoff.next_wait());
         }
     }
 
@@ -136,7 +127,7 @@ impl HttpSession {
                     self.core.timeout.as_millis()
                 )));
             }
-            self.pause_for(backoff.next_wait());
+            self.wait_reading(backoff.next_wait());
         }
     }
 
