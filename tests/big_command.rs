@@ -3,9 +3,7 @@
 //! the exit code, the sentinel and the cwd rule are unchanged. A YAML case cannot carry
 //! a 1 MiB argument, so this is a process test.
 
-mod common;
-
-use common::Server;
+use crate::common::Server;
 use serde_json::json;
 
 fn bash(s: &mut Server, command: &str) -> String {

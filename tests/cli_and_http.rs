@@ -25,9 +25,7 @@ fn version_flag_prints_the_crate_version() {
 }
 
 /// A server on a free port, killed when dropped.
-mod common;
-
-use common::http::HttpServer;
+use crate::common::http::HttpServer;
 
 fn start_http(extra: &[&str]) -> HttpServer {
     HttpServer::start(extra)

@@ -4,9 +4,7 @@
 //! the old or the new content, and the temporary files killed writers leave behind must
 //! not accumulate: a later successful write removes them (`fsutil::atomic_write`).
 
-mod common;
-
-use common::Server;
+use crate::common::Server;
 use serde_json::{Value, json};
 use std::fs;
 use std::path::{Path, PathBuf};

@@ -8,9 +8,7 @@ use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
-mod common;
-
-use common::http::HttpServer as Server;
+use crate::common::http::HttpServer as Server;
 
 fn start(extra: &[&str]) -> Server {
     let mut args = vec!["--log-format", "json"];

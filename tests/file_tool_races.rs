@@ -5,9 +5,7 @@
 //! no outside or denied byte returned, whichever moment each call meets. Seeded: a
 //! failure names its seed (`RACE_SEED` replays it).
 
-mod common;
-
-use common::Server;
+use crate::common::Server;
 use serde_json::{Value, json};
 use std::ffi::CString;
 use std::fs;

@@ -11,8 +11,7 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-mod common;
-use common::source::rust_files;
+use crate::common::source::rust_files;
 
 /// Issue 28 §3: "no function over 150 lines in `src/` outside `#[cfg(test)]`".
 const MAX_FUNCTION_LINES: usize = 150;

@@ -10,8 +10,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-mod common;
-use common::source::rust_files;
+use crate::common::source::rust_files;
 
 /// The part a `src/` file belongs to: `tools` for `src/tools/boris/view.rs`, `scope` for
 /// `src/scope.rs`; `None` for the crate root and the binaries.

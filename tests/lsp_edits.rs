@@ -16,7 +16,7 @@
 //! missing pyright (or a click that cannot be unpacked) skips the test with the reason;
 //! in CI it fails it.
 
-mod common;
+use crate::common;
 
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, HashMap};

@@ -6,9 +6,9 @@
 //! answer each, keep answering `ping`, and its resident memory must stay bounded (no
 //! line is kept after it is handled).
 
-mod common;
+use crate::common;
 
-use common::Server;
+use crate::common::Server;
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::time::{Duration, Instant};

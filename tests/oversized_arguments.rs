@@ -4,9 +4,7 @@
 //! terminal's size schema said 0–65535 where the tool takes 2–500 rows and 10–1000
 //! columns. Each runs against a real `boris --transport stdio`.
 
-mod common;
-
-use common::Server;
+use crate::common::Server;
 use serde_json::{Value, json};
 
 /// More than any error needs: the message, the argument's first few hundred bytes.

@@ -5,9 +5,7 @@
 //! first touches the directory — must leave every file of the patch old or every file
 //! new, never a mix and never a partial file (`journal`).
 
-mod common;
-
-use common::{BIN, Server};
+use crate::common::{BIN, Server};
 use serde_json::{Value, json};
 use std::fs;
 use std::path::{Path, PathBuf};

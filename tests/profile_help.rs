@@ -4,9 +4,7 @@
 //! a live server of each profile actually lists, and against the table itself
 //! (`tools::catalogue::profile_tools`), so none can drift from the others.
 
-mod common;
-
-use common::{BIN, Server};
+use crate::common::{BIN, Server};
 use std::process::Command;
 
 const PROFILES: &[&str] = &[

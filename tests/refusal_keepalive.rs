@@ -13,7 +13,7 @@ use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::Duration;
 
-mod common;
+use crate::common;
 
 /// The server (stopped when dropped) and its address.
 struct Server(#[allow(dead_code)] common::http::HttpServer, SocketAddr);

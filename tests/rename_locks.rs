@@ -4,7 +4,7 @@
 //! about one two-file rename in 64). Needs tests/lsp/install.sh's pyright: outside CI a
 //! missing pyright skips the test with the reason; in CI it fails it.
 
-mod common;
+use crate::common;
 
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};

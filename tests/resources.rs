@@ -3,9 +3,7 @@
 //! output; nothing else can be read that way. The link's URI is only known at run time,
 //! which a YAML case cannot carry over to a later step, so this is a process test.
 
-mod common;
-
-use common::Server;
+use crate::common::Server;
 use serde_json::{Value, json};
 
 #[test]

@@ -6,9 +6,7 @@
 //! A tool missing on this machine (npm, cc, cargo…) skips its workflow with a line on
 //! stderr; CI has them all.
 
-mod common;
-
-use common::{BIN, Server};
+use crate::common::{BIN, Server};
 use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -3,9 +3,9 @@
 //! Real servers over raw HTTP/1.1, real files in temp dirs; each attack prints
 //! `ATTACK_RAN` first and runs once unconfined as the control that it escapes there.
 
-mod common;
+use crate::common;
 
-use common::BIN;
+use crate::common::BIN;
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::os::unix::process::CommandExt;

@@ -4,9 +4,7 @@
 //! the other profiles, their size after that issue with a little room, each below its
 //! size before it. `bench/tool_bytes.py` prints the bytes per tool.
 
-mod common;
-
-use common::Server;
+use crate::common::Server;
 use serde_json::json;
 
 /// (flags, budget in bytes, size before issue 28 §6).

@@ -33,6 +33,7 @@ pub mod display;
 pub mod draft;
 pub mod findings;
 pub mod fixtures;
+pub mod gate;
 pub mod hostile;
 pub mod http;
 pub mod identity;

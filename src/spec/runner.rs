@@ -374,7 +374,6 @@ fn on_route(case: &Case, opts: &RunOptions, route: Route) -> Option<Case> {
 }
 
 fn run_case_inner(case: &Case, opts: &RunOptions, route: Route) -> Option<CaseOutcome> {
-    let start = Instant::now();
     let mut outcome = CaseOutcome::error(&case.path, String::new());
     outcome.failures.clear();
     outcome.golden = case.golden;
@@ -386,6 +385,10 @@ fn run_case_inner(case: &Case, opts: &RunOptions, route: Route) -> Option<CaseOu
     let adapted = on_route(&adapted, opts, route)?;
     outcome.golden = adapted.golden;
     let case = &adapted;
+    // A run that starts a language server or races the server waits for a core first
+    // (spec::gate); its time counts from then.
+    let _heavy = super::gate::needs_a_core(&case.tags).then(|| super::gate::HEAVY.enter());
+    let start = Instant::now();
 
     let tmp = match tempfile::Builder::new().prefix("boris-spec-").tempdir() {
         Ok(t) => t,
