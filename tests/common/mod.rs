@@ -3,8 +3,6 @@
 //! client; these tests need things a YAML case cannot express: huge or invalid lines,
 //! SIGKILL at a random moment).
 
-#![allow(dead_code)] // each test binary uses a different part
-
 pub mod http;
 pub mod source;
 
