@@ -7,8 +7,8 @@
 //!   `spec/`, without `.yaml`) contains `view/range`; `--exact view/range-last-lines`
 //!   one; `--list` lists them. The summary counts cases.
 //! - Cases run `--test-threads` at a time (default: four per core, 4 to 8; a case
-//!   that starts a language server also waits for a core, `spec::gate`), each starting
-//!   its own servers.
+//!   that starts a language server also waits for a core, a race case runs alone:
+//!   `spec::gate`), each starting its own servers.
 //! - `BORIS_SPEC_FILTER=view/` still narrows the suite (the path's substring).
 //! - The auth pack (spec/auth/) starts the identity provider tests/auth/install.sh
 //!   installs (or the one `BORIS_SPEC_IDP` names).
@@ -70,8 +70,8 @@ fn auth_pack_provider() -> Option<String> {
 fn main() -> std::process::ExitCode {
     let mut args = Arguments::from_args();
     // A case mostly waits (on a server, a command, a clock): four at a time per core,
-    // 4 to 8 in all; the few that start a language server wait for a core of their own
-    // (spec::gate). DEC-116.
+    // 4 to 8 in all; the few that start a language server wait for a core of their own,
+    // a race case runs alone (spec::gate). DEC-116.
     if args.test_threads.is_none() {
         args.test_threads =
             Some((std::thread::available_parallelism().map_or(1, |n| n.get()) * 4).clamp(4, 8));

@@ -5,13 +5,14 @@
 //! on two cores takes 73 s where `-j 2` takes 162 s, at a quarter of one core busy).
 //! Two kinds of case are the exception. A case tagged `lsp` starts a language server:
 //! pyright or typescript-language-server spends seconds of CPU starting, and sixteen of
-//! them at once on two cores miss the case's 60-second diagnostics wait. A case tagged
+//! them at once on two cores miss the case's 60-second diagnostics wait; those runs take
+//! a place from a [`Gate`] sized to the cores first, whatever `-j` says. A case tagged
 //! `race` races the server with a loop in a command, and its positive control must win
-//! that race at least once in a hundred tries, which it stops doing when the cores are
-//! busy elsewhere (`sandbox/race-str-replace [control]` at 16 at once). Those runs take
-//! a place from a [`Gate`] sized to the cores first, whatever `-j` says.
+//! that race at least once in 120 tries, which it stops doing when the cores are busy
+//! with other cases (`sandbox/race-str-replace [control]` lost at sixteen at once, and
+//! once in CI at eight with a place per core): those runs run alone ([`admit`]).
 
-use std::sync::{Condvar, LazyLock, Mutex, PoisonError};
+use std::sync::{Condvar, LazyLock, Mutex, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 /// A counting semaphore: at most `limit` [`Permit`]s out at a time.
 #[derive(Debug)]
@@ -64,15 +65,48 @@ impl Drop for Permit<'_> {
     }
 }
 
-/// The tags of the cases that need a core of their own (see the module's comment).
-pub const CPU_BOUND_TAGS: [&str; 2] = ["lsp", "race"];
-
-/// Whether a case with these tags takes a place from [`HEAVY`].
+/// Whether a case with these tags starts a language server (a place from [`HEAVY`]).
 pub fn needs_a_core(tags: &[String]) -> bool {
-    tags.iter().any(|t| CPU_BOUND_TAGS.contains(&t.as_str()))
+    tags.iter().any(|t| t == "lsp")
 }
 
-/// The gate of the CPU-bound runs: one place per core.
+/// Whether a case with these tags races the server (it runs alone).
+pub fn runs_alone(tags: &[String]) -> bool {
+    tags.iter().any(|t| t == "race")
+}
+
+/// Held by every case run: shared, or alone for a `race` case.
+static ALONE: RwLock<()> = RwLock::new(());
+
+/// What a case run holds while it runs: dropped, it lets the next ones in.
+#[derive(Debug)]
+pub struct Admitted {
+    _core: Option<Permit<'static>>,
+    _shared: Option<RwLockReadGuard<'static, ()>>,
+    _alone: Option<RwLockWriteGuard<'static, ()>>,
+}
+
+/// Waits until a run of a case with these tags may start: a `race` case when no other
+/// run is under way (and none starts until it ends), an `lsp` case when a core is free
+/// of language servers too, any other at once (unless a `race` case is running or
+/// waiting). A panicking run poisons nothing that matters: the lock guards no data.
+pub fn admit(tags: &[String]) -> Admitted {
+    if runs_alone(tags) {
+        return Admitted {
+            _core: None,
+            _shared: None,
+            _alone: Some(ALONE.write().unwrap_or_else(PoisonError::into_inner)),
+        };
+    }
+    let shared = ALONE.read().unwrap_or_else(PoisonError::into_inner);
+    Admitted {
+        _core: needs_a_core(tags).then(|| HEAVY.enter()),
+        _shared: Some(shared),
+        _alone: None,
+    }
+}
+
+/// The gate of the language-server runs: one place per core.
 pub static HEAVY: LazyLock<Gate> =
     LazyLock::new(|| Gate::new(std::thread::available_parallelism().map_or(1, |n| n.get())));
 
@@ -114,13 +148,53 @@ mod tests {
         drop(gate.enter());
     }
 
+    fn tags(t: &[&str]) -> Vec<String> {
+        t.iter().map(|s| s.to_string()).collect()
+    }
+
     #[test]
-    fn language_servers_and_races_need_a_core() {
-        let tags = |t: &[&str]| t.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    fn language_servers_need_a_core_and_races_run_alone() {
         assert!(needs_a_core(&tags(&["lsp", "python"])));
-        assert!(needs_a_core(&tags(&["sandbox", "race", "escape"])));
-        assert!(!needs_a_core(&tags(&["timing", "bash"])));
-        assert!(!needs_a_core(&[]));
+        assert!(!needs_a_core(&tags(&["sandbox", "race", "escape"])));
+        assert!(runs_alone(&tags(&["sandbox", "race", "escape"])));
+        assert!(!runs_alone(&tags(&["lsp"])));
+        assert!(!needs_a_core(&tags(&["timing", "bash"])) && !runs_alone(&[]));
+    }
+
+    #[test]
+    fn a_race_runs_with_no_other_run() {
+        // Eight runs, two of them races: while a race is inside, nothing else is.
+        let inside = AtomicUsize::new(0);
+        let race_saw_company = AtomicUsize::new(0);
+        let most = AtomicUsize::new(0);
+        std::thread::scope(|s| {
+            for i in 0..8 {
+                let (inside, company, most) = (&inside, &race_saw_company, &most);
+                s.spawn(move || {
+                    let race = i % 4 == 1;
+                    let t = if race {
+                        tags(&["race"])
+                    } else {
+                        tags(&["bash"])
+                    };
+                    let _a = admit(&t);
+                    let now = inside.fetch_add(1, Ordering::SeqCst) + 1;
+                    most.fetch_max(now, Ordering::SeqCst);
+                    for _ in 0..5 {
+                        if race && inside.load(Ordering::SeqCst) != 1 {
+                            company.fetch_add(1, Ordering::SeqCst);
+                        }
+                        std::thread::sleep(Duration::from_millis(5));
+                    }
+                    inside.fetch_sub(1, Ordering::SeqCst);
+                });
+            }
+        });
+        assert_eq!(race_saw_company.load(Ordering::SeqCst), 0);
+        assert!(
+            most.load(Ordering::SeqCst) > 1,
+            "the other runs still share"
+        );
     }
 
     #[test]

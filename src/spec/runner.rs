@@ -385,9 +385,9 @@ fn run_case_inner(case: &Case, opts: &RunOptions, route: Route) -> Option<CaseOu
     let adapted = on_route(&adapted, opts, route)?;
     outcome.golden = adapted.golden;
     let case = &adapted;
-    // A run that starts a language server or races the server waits for a core first
-    // (spec::gate); its time counts from then.
-    let _heavy = super::gate::needs_a_core(&case.tags).then(|| super::gate::HEAVY.enter());
+    // A run that starts a language server waits for a core, one that races the server
+    // runs alone (spec::gate); its time counts from then.
+    let _admitted = super::gate::admit(&case.tags);
     let start = Instant::now();
 
     let tmp = match tempfile::Builder::new().prefix("boris-spec-").tempdir() {
