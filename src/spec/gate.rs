@@ -16,7 +16,7 @@ use std::sync::{Condvar, LazyLock, Mutex, PoisonError, RwLock, RwLockReadGuard, 
 
 /// A counting semaphore: at most `limit` [`Permit`]s out at a time.
 #[derive(Debug)]
-pub struct Gate {
+struct Gate {
     limit: usize,
     taken: Mutex<usize>,
     freed: Condvar,
@@ -24,11 +24,11 @@ pub struct Gate {
 
 /// One place through a [`Gate`], given back when dropped.
 #[derive(Debug)]
-pub struct Permit<'a>(&'a Gate);
+struct Permit<'a>(&'a Gate);
 
 impl Gate {
     /// A gate of `limit` places (at least one).
-    pub fn new(limit: usize) -> Gate {
+    fn new(limit: usize) -> Gate {
         Gate {
             limit: limit.max(1),
             taken: Mutex::new(0),
@@ -37,7 +37,7 @@ impl Gate {
     }
 
     /// Waits for a free place and takes it.
-    pub fn enter(&self) -> Permit<'_> {
+    fn enter(&self) -> Permit<'_> {
         // A holder that panicked still gave its place back (Permit's drop), so the
         // count is right even when the lock is poisoned.
         let mut taken = self.taken.lock().unwrap_or_else(PoisonError::into_inner);
@@ -52,7 +52,8 @@ impl Gate {
     }
 
     /// Places taken now.
-    pub fn taken(&self) -> usize {
+    #[cfg(test)]
+    fn taken(&self) -> usize {
         *self.taken.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
@@ -66,12 +67,12 @@ impl Drop for Permit<'_> {
 }
 
 /// Whether a case with these tags starts a language server (a place from [`HEAVY`]).
-pub fn needs_a_core(tags: &[String]) -> bool {
+fn needs_a_core(tags: &[String]) -> bool {
     tags.iter().any(|t| t == "lsp")
 }
 
 /// Whether a case with these tags races the server (it runs alone).
-pub fn runs_alone(tags: &[String]) -> bool {
+fn runs_alone(tags: &[String]) -> bool {
     tags.iter().any(|t| t == "race")
 }
 
@@ -107,7 +108,7 @@ pub fn admit(tags: &[String]) -> Admitted {
 }
 
 /// The gate of the language-server runs: one place per core.
-pub static HEAVY: LazyLock<Gate> =
+static HEAVY: LazyLock<Gate> =
     LazyLock::new(|| Gate::new(std::thread::available_parallelism().map_or(1, |n| n.get())));
 
 #[cfg(test)]
@@ -116,23 +117,38 @@ mod tests {
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::time::Duration;
 
-    #[test]
-    fn never_more_than_the_limit_inside() {
-        let gate = Gate::new(2);
+    /// `n` threads at once, each holding what `enter(i)` returns for 25 ms, during which
+    /// `watch(i, inside)` is told five times how many are inside. Returns the most that
+    /// were ever inside together.
+    fn crowd<G>(
+        n: usize,
+        enter: impl Fn(usize) -> G + Sync,
+        watch: impl Fn(usize, usize) + Sync,
+    ) -> usize {
         let inside = AtomicUsize::new(0);
         let most = AtomicUsize::new(0);
         std::thread::scope(|s| {
-            for _ in 0..8 {
-                s.spawn(|| {
-                    let _p = gate.enter();
+            for i in 0..n {
+                let (enter, watch, inside, most) = (&enter, &watch, &inside, &most);
+                s.spawn(move || {
+                    let _held = enter(i);
                     let now = inside.fetch_add(1, Ordering::SeqCst) + 1;
                     most.fetch_max(now, Ordering::SeqCst);
-                    std::thread::sleep(Duration::from_millis(20));
+                    for _ in 0..5 {
+                        watch(i, inside.load(Ordering::SeqCst));
+                        std::thread::sleep(Duration::from_millis(5));
+                    }
                     inside.fetch_sub(1, Ordering::SeqCst);
                 });
             }
         });
-        assert_eq!(most.load(Ordering::SeqCst), 2);
+        most.load(Ordering::SeqCst)
+    }
+
+    #[test]
+    fn never_more_than_the_limit_inside() {
+        let gate = Gate::new(2);
+        assert_eq!(crowd(8, |_| gate.enter(), |_, _| {}), 2);
         assert_eq!(gate.taken(), 0);
     }
 
@@ -164,44 +180,31 @@ mod tests {
     #[test]
     fn a_race_runs_with_no_other_run() {
         // Eight runs, two of them races: while a race is inside, nothing else is.
-        let inside = AtomicUsize::new(0);
+        let is_race = |i: usize| i % 4 == 1;
         let race_saw_company = AtomicUsize::new(0);
-        let most = AtomicUsize::new(0);
-        std::thread::scope(|s| {
-            for i in 0..8 {
-                let (inside, company, most) = (&inside, &race_saw_company, &most);
-                s.spawn(move || {
-                    let race = i % 4 == 1;
-                    let t = if race {
-                        tags(&["race"])
-                    } else {
-                        tags(&["bash"])
-                    };
-                    let _a = admit(&t);
-                    let now = inside.fetch_add(1, Ordering::SeqCst) + 1;
-                    most.fetch_max(now, Ordering::SeqCst);
-                    for _ in 0..5 {
-                        if race && inside.load(Ordering::SeqCst) != 1 {
-                            company.fetch_add(1, Ordering::SeqCst);
-                        }
-                        std::thread::sleep(Duration::from_millis(5));
-                    }
-                    inside.fetch_sub(1, Ordering::SeqCst);
-                });
-            }
-        });
-        assert_eq!(race_saw_company.load(Ordering::SeqCst), 0);
-        assert!(
-            most.load(Ordering::SeqCst) > 1,
-            "the other runs still share"
+        let most = crowd(
+            8,
+            |i| admit(&tags(if is_race(i) { &["race"] } else { &["bash"] })),
+            |i, inside| {
+                if is_race(i) && inside != 1 {
+                    race_saw_company.fetch_add(1, Ordering::SeqCst);
+                }
+            },
         );
+        assert_eq!(race_saw_company.load(Ordering::SeqCst), 0);
+        assert!(most > 1, "the other runs still share");
     }
 
     #[test]
     fn a_zero_limit_still_lets_one_in() {
-        let gate = Gate::new(0);
-        let p = gate.enter();
-        assert_eq!(gate.taken(), 1);
-        drop(p);
+        // On another thread: a gate of no places would block this one for good.
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let gate = Gate::new(0);
+            let p = gate.enter();
+            let _ = tx.send(gate.taken());
+            drop(p);
+        });
+        assert_eq!(rx.recv_timeout(Duration::from_secs(5)), Ok(1));
     }
 }
