@@ -74,13 +74,13 @@ static SLASH: LazyLock<Option<OwnedFd>> = LazyLock::new(|| open_dir_by_name(Path
 /// Whether `openat2` is missing (ENOSYS): then the component walk is used.
 static NO_OPENAT2: AtomicBool = AtomicBool::new(false);
 
-/// A test build's switch ([`crate::config::TEST_SWITCHES`]; a release build has none,
-/// as for `BORIS_SANDBOX_PROBE`): with `BORIS_TEST_UNCHECKED_FILE_TOOLS=1` a checked path
+/// A test build's switch (the `probe-simulation` feature; a release build has none, as
+/// for `BORIS_SANDBOX_PROBE`): with `BORIS_TEST_UNCHECKED_FILE_TOOLS=1` a checked path
 /// is opened by name, following symlinks, and what was opened is not checked again —
 /// the file tools as they were before this module. An escape case's control turns it
 /// on to show its attack succeed without this defence (issue 25 §1).
 static UNCHECKED: LazyLock<bool> = LazyLock::new(|| {
-    crate::config::TEST_SWITCHES
+    cfg!(feature = "probe-simulation")
         && std::env::var_os("BORIS_TEST_UNCHECKED_FILE_TOOLS").is_some_and(|v| v == "1")
 });
 

@@ -126,18 +126,10 @@ impl LogLevel {
     }
 }
 
-/// Whether this build honours the test switches (`BORIS_SANDBOX_PROBE`,
-/// `BORIS_TEST_UNCHECKED_FILE_TOOLS`): a build with debug assertions (`cargo build`,
-/// `cargo test`) or the `probe-simulation` feature; never a release-profile build
-/// (`cargo install`, the static build), whatever its environment (DEC-57). Debug
-/// assertions, not a feature the tests turn on, so the unit tests need not wait for the
-/// library's own build (a dev-dependency of the crate on itself would order them).
-pub const TEST_SWITCHES: bool = cfg!(any(feature = "probe-simulation", debug_assertions));
-
 /// `boris --version`: the crate's version, then ` (probe-simulation)` in a build that
 /// honours `BORIS_SANDBOX_PROBE` (the tests' build; `requires: probe-simulation` in a
 /// spec case reads it).
-pub const VERSION: &str = if TEST_SWITCHES {
+pub const VERSION: &str = if cfg!(feature = "probe-simulation") {
     concat!(env!("CARGO_PKG_VERSION"), " (probe-simulation)")
 } else {
     env!("CARGO_PKG_VERSION")

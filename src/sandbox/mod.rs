@@ -123,14 +123,14 @@ pub fn namespaces_work() -> bool {
 impl Support {
     /// Probes the kernel. `BORIS_SANDBOX_PROBE=landlock-only|none` pretends less is
     /// there, so the degraded paths can be tested on a machine that has it all — in a
-    /// test build only ([`crate::config::TEST_SWITCHES`]; issue 25 S2).
+    /// build with the `probe-simulation` feature only (the tests'; issue 25 S2).
     pub fn probe() -> Support {
         static PROBED: std::sync::OnceLock<Support> = std::sync::OnceLock::new();
         *PROBED.get_or_init(Support::probe_now)
     }
 
     fn probe_now() -> Support {
-        let pretend = if crate::config::TEST_SWITCHES {
+        let pretend = if cfg!(feature = "probe-simulation") {
             std::env::var("BORIS_SANDBOX_PROBE").unwrap_or_default()
         } else {
             String::new()
