@@ -38,5 +38,6 @@ mod spec_bench;
 mod spec_harness;
 mod spec_outside_checkout;
 mod spec_teardown;
+mod spill_dirs;
 mod stdio_pipes;
 mod tool_budget;

@@ -7,6 +7,7 @@
 pub mod capture;
 mod leftovers;
 pub mod procfs;
+mod spill;
 pub mod tasks;
 mod wiring;
 
@@ -15,6 +16,7 @@ pub use wiring::{set_nonblocking, unread_bytes, write_until};
 
 pub use crate::sandbox::exit::Exit;
 pub use leftovers::Leftovers;
+pub use spill::SpillDir;
 
 pub use capture::{Capture, Limits};
 
@@ -699,51 +701,5 @@ fn pump(mut pipe: Box<dyn ReadFd>, sink: &Sink, stop: &AtomicBool) {
         if !go_on {
             break;
         }
-    }
-}
-
-/// Where spill files go: one private directory per server process, removed at exit.
-#[derive(Debug)]
-pub struct SpillDir {
-    path: PathBuf,
-    counter: AtomicU64,
-}
-
-impl SpillDir {
-    /// Creates `<tmp>/boris-<pid>-<random>` (mode 0700).
-    pub fn create() -> std::io::Result<SpillDir> {
-        use std::os::unix::fs::DirBuilderExt;
-        let path = std::env::temp_dir().join(format!(
-            "boris-{}-{}",
-            std::process::id(),
-            crate::text::sentinel::new_nonce()
-        ));
-        std::fs::DirBuilder::new()
-            .mode(0o700)
-            .recursive(true)
-            .create(&path)?;
-        let path = std::fs::canonicalize(&path)?;
-        Ok(SpillDir {
-            path,
-            counter: AtomicU64::new(0),
-        })
-    }
-
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
-    /// A fresh file name in the directory: `<prefix>-<n>-<random>`.
-    pub fn next(&self, prefix: &str) -> String {
-        let n = self.counter.fetch_add(1, Ordering::Relaxed) + 1;
-        format!("{prefix}-{n}-{}", crate::text::sentinel::new_nonce())
-    }
-
-    pub fn file(&self, name: &str) -> PathBuf {
-        self.path.join(name)
-    }
-
-    pub fn remove(&self) {
-        let _ = std::fs::remove_dir_all(&self.path);
     }
 }
