@@ -41,18 +41,24 @@ pub fn read_rules(read: &[PathBuf], hidden: &[PathBuf], namespaces: bool) -> Vec
     out
 }
 
-/// Grants `dir`'s entries, descending into those that lead to a hidden path.
+/// Grants `dir`'s entries, descending into those that lead to a hidden path. A symlink
+/// is granted nothing: a rule is opened through its path, so it would grant the link's
+/// target — a hidden directory beside it (`current -> private`), a tree above a hidden
+/// path (`/home -> var/home`), or a pipe (`/dev/stdin`), which Landlock refuses, failing
+/// every command. Reading through a link is checked at its target, which its own place
+/// in these rules decides (DEC-119).
 fn grant_all_but(dir: &Path, hidden: &[PathBuf], out: &mut Vec<PathBuf>) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };
     for entry in entries.flatten() {
         let path = entry.path();
-        if hidden.iter().any(|h| h == &path) {
+        let kind = entry.file_type();
+        if hidden.iter().any(|h| h == &path) || kind.as_ref().is_ok_and(|t| t.is_symlink()) {
             continue;
         }
         let leads_to_hidden = hidden.iter().any(|h| h.starts_with(&path));
-        let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
+        let is_dir = kind.is_ok_and(|t| t.is_dir());
         if leads_to_hidden && is_dir {
             grant_all_but(&path, hidden, out);
         } else {
@@ -474,6 +480,30 @@ mod tests {
         out.sort();
         assert_eq!(out, vec![root.join("a/keep"), root.join("b")]);
         assert_eq!(read_rules(&[], &[], false), vec![PathBuf::from("/")]);
+    }
+
+    #[test]
+    fn hiding_a_path_grants_no_symlink_around_it() {
+        // A rule is opened through its path: a symlink granted would grant its target.
+        let t = tempfile::tempdir().unwrap();
+        let root = t.path().canonicalize().unwrap();
+        for d in ["a/hide/x", "a/keep", "var/home/u"] {
+            std::fs::create_dir_all(root.join(d)).unwrap();
+        }
+        let link =
+            |target: &str, at: &str| std::os::unix::fs::symlink(target, root.join(at)).unwrap();
+        link("hide", "a/current"); // an alias beside the hidden directory
+        link("var/home", "home"); // a tree above a hidden path, by another name
+        link("/proc/self/fd/0", "a/stdin"); // a pipe, which Landlock refuses
+        link("keep", "a/k"); // a harmless alias: its target is granted on its own
+        let mut out = Vec::new();
+        grant_all_but(
+            &root,
+            &[root.join("a/hide"), root.join("var/home/u")],
+            &mut out,
+        );
+        out.sort();
+        assert_eq!(out, vec![root.join("a/keep")]);
     }
 }
 
