@@ -4,9 +4,8 @@
 //! reads the temporary directory's tree for Unix sockets to hide — 5,668 such
 //! directories left by killed servers made that 3× slower on a developer's machine.
 
-use crate::common::{BIN, Server};
+use crate::common::Server;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 /// The spill directories under `tmp`.
@@ -26,16 +25,8 @@ fn spill_dirs(tmp: &Path) -> Vec<PathBuf> {
 }
 
 fn start(work: &Path, tmp: &Path) -> Server {
-    let mut cmd = Command::new(BIN);
-    cmd.args(["--transport", "stdio"])
-        .current_dir(work)
-        .env("TMPDIR", tmp);
-    for (k, _) in std::env::vars_os() {
-        if k.to_string_lossy().starts_with("BORIS_") {
-            cmd.env_remove(k);
-        }
-    }
-    Server::spawn(cmd, "spill-dirs-test")
+    let tmp = tmp.to_str().expect("a UTF-8 temporary directory");
+    Server::start_with_env(work, &[], "spill-dirs-test", &[("TMPDIR", tmp)])
 }
 
 #[test]

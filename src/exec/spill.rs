@@ -106,7 +106,7 @@ fn is_spill_name(name: &str) -> bool {
 /// one being made) is left, and so is one whose lock is held. Left behind, they cost
 /// more than disk: every confined session's start reads the temporary directory's tree
 /// for Unix sockets to hide (`sandbox::jail::mounts::hide_sockets`, DEC-118).
-pub fn sweep(tmp: &Path, own: &Path) -> usize {
+fn sweep(tmp: &Path, own: &Path) -> usize {
     use nix::fcntl::{Flock, FlockArg};
     use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
     let Ok(entries) = std::fs::read_dir(tmp) else {
@@ -177,7 +177,7 @@ mod tests {
         std::fs::write(dead.join("out-1"), "spilled").unwrap();
         // A live server's: locked (another open file description, as another process's).
         let live = dir("boris-2-0000000b");
-        let _held = lock_spill_dir(&live).unwrap();
+        let held = lock_spill_dir(&live).unwrap();
         // This server's own, even unlocked; one without a lock; another name.
         let own = dir("boris-3-0000000c");
         std::fs::write(own.join(SPILL_LOCK), "").unwrap();
@@ -200,7 +200,7 @@ mod tests {
         }
         assert!(link.is_symlink() && target.join(SPILL_LOCK).is_file());
         // Once its server is gone, the live one goes too.
-        drop(_held);
+        drop(held);
         assert_eq!(sweep(tmp.path(), &own), 1);
         assert!(!live.exists());
     }

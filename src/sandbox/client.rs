@@ -114,19 +114,10 @@ impl Jail {
         if !sandbox.support.namespaces {
             // Landlock alone: a denied path outside the writable trees is left out of the
             // read rules, as Boris's own files are (issue 25 §4, X6).
-            // A denied path that is, or lies under, a symlink (`~/.ssh -> dotfiles/ssh`,
-            // `/home -> var/home`) is hidden at its target too: Landlock checks a read
-            // where the path leads, and the rules grant no symlink (DEC-119).
-            for path in
-                super::paths::denied_outside(&sandbox.policy.deny_patterns, &sandbox.policy.write)
-            {
-                if let Ok(real) = std::fs::canonicalize(&path)
-                    && real != path
-                {
-                    hidden.push(real);
-                }
-                hidden.push(path);
-            }
+            hidden.extend(super::paths::denied_outside(
+                &sandbox.policy.deny_patterns,
+                &sandbox.policy.write,
+            ));
         }
         let setup = Setup {
             landlock_abi: sandbox.support.landlock_abi,

@@ -26,7 +26,10 @@ pub const SYSTEM_READ: &[&str] = &[
 /// Landlock rule grants a whole tree, hiding a path means granting every sibling of it
 /// and of each of its ancestors instead (those present now; an entry made later beside
 /// them is not readable). With namespaces the hidden paths are covered by mounts, so the
-/// whole root is granted.
+/// whole root is granted. A hidden path is hidden where it leads too: the walk meets
+/// only real paths (it follows no symlink), and Landlock checks a read where its path
+/// leads, so `~/.ssh -> dotfiles/ssh` or a path under `/home -> var/home` must be hidden
+/// at its target (DEC-119).
 pub fn read_rules(read: &[PathBuf], hidden: &[PathBuf], namespaces: bool) -> Vec<PathBuf> {
     if !read.is_empty() {
         let mut out: Vec<PathBuf> = read.to_vec();
@@ -36,8 +39,15 @@ pub fn read_rules(read: &[PathBuf], hidden: &[PathBuf], namespaces: bool) -> Vec
     if namespaces || hidden.is_empty() {
         return vec![PathBuf::from("/")];
     }
+    let mut real = hidden.to_vec();
+    real.extend(
+        hidden
+            .iter()
+            .filter_map(|h| std::fs::canonicalize(h).ok())
+            .filter(|r| !hidden.contains(r)),
+    );
     let mut out = Vec::new();
-    grant_all_but(Path::new("/"), hidden, &mut out);
+    grant_all_but(Path::new("/"), &real, &mut out);
     out
 }
 
@@ -480,6 +490,27 @@ mod tests {
         out.sort();
         assert_eq!(out, vec![root.join("a/keep"), root.join("b")]);
         assert_eq!(read_rules(&[], &[], false), vec![PathBuf::from("/")]);
+    }
+
+    #[test]
+    fn a_hidden_path_named_through_a_symlink_is_hidden_where_it_leads() {
+        // `private -> dotfiles/ssh` hidden by its link's name: the rules from `/` must
+        // leave out `dotfiles/ssh` itself, and still grant its sibling.
+        let t = tempfile::tempdir().unwrap();
+        let root = t.path().canonicalize().unwrap();
+        for d in ["dotfiles/ssh", "dotfiles/vim"] {
+            std::fs::create_dir_all(root.join(d)).unwrap();
+        }
+        std::os::unix::fs::symlink("dotfiles/ssh", root.join("private")).unwrap();
+        let rules = read_rules(&[], &[root.join("private")], false);
+        assert!(rules.contains(&root.join("dotfiles/vim")), "{rules:?}");
+        for granted in &rules {
+            assert!(
+                !root.join("dotfiles/ssh").starts_with(granted),
+                "{} grants the hidden target",
+                granted.display()
+            );
+        }
     }
 
     #[test]
