@@ -143,6 +143,54 @@ fn push_front_components(pending: &mut VecDeque<OsString>, path: &Path) {
     }
 }
 
+/// A deny pattern as it is matched (DEC-121): a leading `~` is the home directory (a
+/// shell leaves `--deny-dir=~/.ssh` and the later items of `BORIS_DENY_DIRS=~/.ssh,~/.aws`
+/// unexpanded), and the path is written the one way a path being checked is — no empty
+/// or `.` component, a `..` applied to the name before it, no trailing `/` — so that
+/// `/home/u//.ssh`, `/srv/./keys` and `/srv/app/../keys` deny what they name. Matching
+/// is by text, so a pattern written another way denied nothing. A `..` after a wildcard
+/// or above the root, or in a pattern without a leading `/` (which matches at any
+/// depth), names nothing certain and is refused.
+pub fn normalize_deny_pattern(pattern: &str, home: Option<&Path>) -> Result<String, String> {
+    let trimmed = pattern.trim();
+    let expanded = match trimmed.strip_prefix('~') {
+        Some(rest) if rest.is_empty() || rest.starts_with('/') => {
+            let home = home
+                .filter(|h| h.is_absolute())
+                .ok_or("`~` needs HOME set to an absolute path")?;
+            format!("{}{rest}", home.display())
+        }
+        _ => trimmed.to_string(),
+    };
+    let absolute = expanded.starts_with('/');
+    let is_glob = |c: &str| c.contains(['*', '?', '[', '{']);
+    let mut parts: Vec<&str> = Vec::new();
+    for part in expanded.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                if !absolute {
+                    return Err("`..` in a pattern without a leading `/`".into());
+                }
+                match parts.pop() {
+                    Some(prev) if !is_glob(prev) => {}
+                    _ => return Err("`..` after a wildcard or above the root".into()),
+                }
+            }
+            name => parts.push(name),
+        }
+    }
+    let joined = parts.join("/");
+    Ok(if absolute {
+        format!("/{joined}")
+    } else if joined.starts_with('~') {
+        // A name that begins with `~` (`./~/x`): escaped, so it is never read as HOME.
+        format!("\\{joined}")
+    } else {
+        joined
+    })
+}
+
 /// Checks that a deny pattern compiles; used when validating the configuration.
 pub fn validate_deny_pattern(pattern: &str) -> Result<(), String> {
     if pattern.trim().is_empty() {
@@ -329,6 +377,40 @@ impl Scope {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_deny_pattern_is_written_the_way_paths_are_checked() {
+        let home = Some(Path::new("/home/u"));
+        let n = |p: &str| normalize_deny_pattern(p, home);
+        assert_eq!(n("~/.ssh").as_deref(), Ok("/home/u/.ssh"));
+        assert_eq!(n("~").as_deref(), Ok("/home/u"));
+        assert_eq!(n(" /home/u//.ssh/ ").as_deref(), Ok("/home/u/.ssh"));
+        assert_eq!(n("/srv/./keys").as_deref(), Ok("/srv/keys"));
+        assert_eq!(n("/srv/app/../keys-*").as_deref(), Ok("/srv/keys-*"));
+        assert_eq!(n("/srv/keys/**").as_deref(), Ok("/srv/keys/**"));
+        assert_eq!(n("secrets//key").as_deref(), Ok("secrets/key"));
+        assert_eq!(n(".env").as_deref(), Ok(".env"));
+        assert_eq!(n("~user/x").as_deref(), Ok("\\~user/x"));
+        assert_eq!(n("./~/k").as_deref(), Ok("\\~/k"));
+        assert!(n("/srv/*/../keys").is_err());
+        assert!(n("/..").is_err());
+        assert!(n("a/../b").is_err());
+        assert!(normalize_deny_pattern("~/.ssh", None).is_err());
+    }
+
+    proptest::proptest! {
+        /// Normalising twice is normalising once, and the result has no empty, `.` or
+        /// `..` component.
+        #[test]
+        fn a_normalized_deny_pattern_is_a_fixed_point(p in "[~/.a*]{0,12}") {
+            if let Ok(once) = normalize_deny_pattern(&p, Some(Path::new("/h"))) {
+                let twice = normalize_deny_pattern(&once, Some(Path::new("/h")));
+                proptest::prop_assert_eq!(twice.as_deref(), Ok(once.as_str()));
+                let body = once.strip_prefix('/').unwrap_or(&once);
+                proptest::prop_assert!(body.is_empty() || body.split('/').all(|c| !c.is_empty() && c != "." && c != ".."), "{}", once);
+            }
+        }
+    }
     use std::collections::HashMap;
 
     /// A model filesystem: only symlinks exist, everything else is "a plain name".

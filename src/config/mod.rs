@@ -186,7 +186,8 @@ pub struct Cli {
     pub allow_dirs: Vec<PathBuf>,
 
     /// A denied directory or glob pattern (repeatable). Without a leading `/` it matches
-    /// at any depth (`.env` = `**/.env`). Deny beats allow. Env: BORIS_DENY_DIRS.
+    /// at any depth (`.env` = `**/.env`); a leading `~` is HOME. Deny beats allow.
+    /// Env: BORIS_DENY_DIRS.
     #[arg(long = "deny-dir", value_name = "PATTERN")]
     pub deny_dirs: Vec<String>,
 

@@ -154,12 +154,17 @@ impl Cli {
         &self,
         env: &impl Fn(&str) -> Option<String>,
     ) -> Result<Vec<String>, ConfigError> {
-        let (deny_patterns, deny_name) =
+        let (given, deny_name) =
             list_or_env(self.deny_dirs.clone(), env, "--deny-dir", "BORIS_DENY_DIRS");
-        for pattern in &deny_patterns {
-            crate::scope::validate_deny_pattern(pattern).map_err(|e| {
-                ConfigError(format!("invalid value {pattern:?} for {deny_name}: {e}"))
-            })?;
+        let home = env("HOME").map(PathBuf::from);
+        let mut deny_patterns = Vec::with_capacity(given.len());
+        for pattern in &given {
+            let invalid =
+                |e: String| ConfigError(format!("invalid value {pattern:?} for {deny_name}: {e}"));
+            let normal =
+                crate::scope::normalize_deny_pattern(pattern, home.as_deref()).map_err(invalid)?;
+            crate::scope::validate_deny_pattern(&normal).map_err(invalid)?;
+            deny_patterns.push(normal);
         }
         Ok(deny_patterns)
     }

@@ -117,7 +117,10 @@ pub fn denied_outside(patterns: &[String], write: &[PathBuf]) -> Vec<PathBuf> {
                 continue;
             };
             for e in entries.flatten() {
-                if e.file_type().is_ok_and(|t| t.is_dir()) || level + 1 == depth {
+                // A file can match at the pattern's last level, which under a `**` is
+                // every level.
+                let last = depth == usize::MAX || level + 1 == depth;
+                if last || e.file_type().is_ok_and(|t| t.is_dir()) {
                     stack.push((e.path(), level + 1));
                 }
             }
@@ -476,6 +479,20 @@ mod tests {
                 root.join("private"),
             ]
         );
+    }
+
+    #[test]
+    fn a_double_star_pattern_finds_files_outside() {
+        let t = tempfile::tempdir().unwrap();
+        let root = t.path().canonicalize().unwrap();
+        for f in ["a/b/id_key", "a/c/readme", "vault/x/y", "w/id_key"] {
+            let p = root.join(f);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, "x").unwrap();
+        }
+        let r = |p: &str| format!("{}/{p}", root.display());
+        let got = denied_outside(&[r("**/id_*"), r("vault/**")], &[root.join("w")]);
+        assert_eq!(got, vec![root.join("a/b/id_key"), root.join("vault/x")]);
     }
 
     #[test]
