@@ -65,6 +65,28 @@ impl SpillDir {
     pub fn remove(&self) {
         let _ = std::fs::remove_dir_all(&self.path);
     }
+
+    /// The spill directories of this user's other servers beside this one, as they are
+    /// now: their sessions' `TMPDIR`s and output files, which this server's commands
+    /// must not read any more than another session's of its own (DEC-124).
+    pub fn others(&self) -> Vec<PathBuf> {
+        use std::os::unix::fs::MetadataExt;
+        let Some(tmp) = self.path.parent() else {
+            return Vec::new();
+        };
+        let Ok(entries) = std::fs::read_dir(tmp) else {
+            return Vec::new();
+        };
+        // SAFETY: geteuid cannot fail and touches no memory.
+        let me = unsafe { libc::geteuid() };
+        entries
+            .flatten()
+            .filter(|e| e.file_name().to_str().is_some_and(is_spill_name))
+            .map(|e| e.path())
+            .filter(|p| *p != self.path)
+            .filter(|p| std::fs::symlink_metadata(p).is_ok_and(|m| m.is_dir() && m.uid() == me))
+            .collect()
+    }
 }
 
 /// Makes `dir/.lock` and locks it. The lock is taken on a file of another name, which is

@@ -46,6 +46,9 @@ pub struct Jail {
     next_id: AtomicU64,
     /// The jail has a devpts instance of its own: terminals are opened there.
     own_terminals: bool,
+    /// Landlock alone: the jail is a supervisor that ends its session's processes on
+    /// SIGTERM (DEC-122).
+    supervised: bool,
     /// The session's TMPDIR.
     tmp: PathBuf,
     /// What did not hold when it was set up (the jail's own notes).
@@ -137,6 +140,7 @@ impl Jail {
             waiting: Arc::new(Mutex::new(Waiting::default())),
             next_id: AtomicU64::new(1),
             own_terminals: sandbox.support.namespaces,
+            supervised: !sandbox.support.namespaces,
             tmp,
             notes: Vec::new(),
         };
@@ -271,11 +275,24 @@ impl Jail {
     }
 }
 
+/// How long a supervisor gets to kill its session's processes (it gives up after 2 s).
+const SUPERVISOR_GRACE: std::time::Duration = std::time::Duration::from_secs(3);
+
 impl Drop for Jail {
     fn drop(&mut self) {
         // Init dies with its waiter (PR_SET_PDEATHSIG), and the kernel kills every process
         // of its PID namespace with it.
+        // Without namespaces the jail is a supervisor that kills every process below it
+        // when asked with SIGTERM, a process that dropped its tag too (DEC-122); it is
+        // killed outright if it has not ended in time.
         let mut outer = self.outer.lock().unwrap_or_else(|p| p.into_inner());
+        if self.supervised {
+            unsafe { libc::kill(outer.id() as libc::pid_t, libc::SIGTERM) };
+            let deadline = std::time::Instant::now() + SUPERVISOR_GRACE;
+            while matches!(outer.try_wait(), Ok(None)) && std::time::Instant::now() < deadline {
+                std::thread::sleep(std::time::Duration::from_millis(2));
+            }
+        }
         let _ = outer.kill();
         let _ = outer.wait();
     }

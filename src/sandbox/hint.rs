@@ -70,6 +70,31 @@ pub fn denial_hint(
     None
 }
 
+/// What a refused POSIX semaphore or shared-memory segment prints: no path (Python's
+/// `SemLock`, `sem_open: Permission denied`), so [`denial_hint`] cannot name one.
+const SHARED_MEMORY: &[&str] = &["SemLock", "sem_open", "shm_open"];
+
+/// The hint for `output` when it shows a semaphore or shared-memory segment refused and
+/// `/dev/shm` is not writable: the host's, without user namespaces (DEC-120). Only when
+/// [`denial_hint`] found no path.
+pub fn shared_memory_hint(output: &str, shm_writable: bool) -> Option<String> {
+    if shm_writable {
+        return None;
+    }
+    let refused = output
+        .lines()
+        .any(|l| REFUSALS.iter().any(|r| l.contains(r)));
+    let shared = output
+        .lines()
+        .any(|l| SHARED_MEMORY.iter().any(|m| l.contains(m)));
+    (refused && shared).then(|| {
+        "sandbox: POSIX semaphores and shared memory live in /dev/shm, the host's without user \
+         namespaces and outside the writable directories; --sandbox-write /dev/shm would allow \
+         them (and every program's shared memory there)"
+            .to_string()
+    })
+}
+
 /// The directory to suggest for a refused write to `path`: under the home directory its
 /// first component (`~/.cache`), elsewhere the parent.
 fn suggest_dir(path: &Path, home: Option<&Path>) -> PathBuf {
@@ -189,6 +214,18 @@ mod tests {
                 _ => None,
             }
         }
+    }
+
+    #[test]
+    fn a_refused_semaphore_names_dev_shm_only_where_it_is_not_writable() {
+        let python = "  File \"synchronize.py\", line 57, in __init__\n    sl = self._semlock = \
+                      _multiprocessing.SemLock(\nPermissionError: [Errno 13] Permission denied";
+        let hint = shared_memory_hint(python, false).unwrap_or_default();
+        assert!(hint.contains("--sandbox-write /dev/shm"), "{hint}");
+        assert!(shared_memory_hint("sem_open: Permission denied", false).is_some());
+        assert_eq!(shared_memory_hint(python, true), None);
+        assert_eq!(shared_memory_hint("sem_open: done", false), None);
+        assert_eq!(shared_memory_hint("cat: x: Permission denied", false), None);
     }
 
     #[test]

@@ -240,12 +240,23 @@ impl Sandbox {
                 why: no_ns.clone(),
             });
         }
+        // Without namespaces Boris's files (other sessions', a generated token) are hidden
+        // by leaving them out of the read rules, which a write rule above them undoes:
+        // Landlock's rules add up (`--allow-dir /tmp`).
+        let tmp = std::env::temp_dir();
+        let tmp_writable = self.policy.write.iter().any(|w| tmp.starts_with(w));
         rules.push(Rule {
             name: "server out of reach",
-            holds: ns || abi >= 6,
-            why: format!(
-                "Landlock ABI {abi} has no signal scoping and there are no user namespaces"
-            ),
+            holds: ns || (abi >= 6 && !tmp_writable),
+            why: if abi >= 6 {
+                format!(
+                    "the temporary directory {} is inside a writable directory and there are \
+                     no user namespaces: other sessions' files are readable; set TMPDIR elsewhere",
+                    tmp.display()
+                )
+            } else {
+                format!("Landlock ABI {abi} has no signal scoping and there are no user namespaces")
+            },
         });
         if !self.policy.network {
             rules.push(Rule {
@@ -278,8 +289,8 @@ impl Sandbox {
         rules.push(Rule {
             name: "terminals apart",
             holds: ns,
-            why: "no user namespaces: the terminal tools' terminals are closed to every other \
-                  command, the user's other terminals are not"
+            why: "no user namespaces: the terminals are the host's, and a command can reach \
+                  another session's and the user's"
                 .to_string(),
         });
         rules
@@ -340,6 +351,33 @@ mod tests {
     }
 
     #[test]
+    fn a_writable_temporary_directory_puts_the_server_in_reach_without_namespaces() {
+        let mut open = policy(false, true);
+        open.write.push(std::env::temp_dir());
+        let held = |sb: Sandbox| {
+            sb.rules()
+                .into_iter()
+                .find(|r| r.name == "server out of reach")
+                .map(|r| r.holds)
+        };
+        let landlock = Sandbox {
+            support: support(7, false),
+            policy: open.clone(),
+        };
+        assert_eq!(held(landlock), Some(false));
+        let namespaces = Sandbox {
+            support: support(7, true),
+            policy: open,
+        };
+        assert_eq!(held(namespaces), Some(true));
+        let apart = Sandbox {
+            support: support(7, false),
+            policy: policy(false, true),
+        };
+        assert_eq!(held(apart), Some(true));
+    }
+
+    #[test]
     fn what_each_kernel_holds() {
         // Everything: quiet.
         let (sb, warning) = Sandbox::new(Mode::Auto, support(7, true), policy(true, true)).unwrap();
@@ -361,8 +399,8 @@ mod tests {
                  reach, network off; not held: deny list (no user namespaces), git config \
                  protected (no user namespaces), outside Unix sockets closed (those present \
                  at the session's start) (no user namespaces), terminals apart (no user namespaces: the \
-                 terminal tools' terminals are closed to every other command, the user's other \
-                 terminals are not)"
+                 terminals are the host's, and a command can reach another session's and the \
+                 user's)"
             )
         );
         // An older kernel: no signal scoping, no TCP rules.

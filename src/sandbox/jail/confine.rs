@@ -1,6 +1,7 @@
 //! How each command confines itself before `exec`: the Landlock ruleset built from the
 //! setup, restricting to it, and dropping every capability.
 
+use super::mounts::Shm;
 use crate::sandbox::wire::Setup;
 use landlock::{
     ABI, Access, AccessFs, AccessNet, BitFlags, CompatLevel, Compatible, PathBeneath, PathFd,
@@ -10,6 +11,7 @@ use std::path::Path;
 
 pub(super) fn build_ruleset(
     setup: &Setup,
+    shm: Shm,
     notes: &mut Vec<String>,
 ) -> Result<RulesetCreated, String> {
     let abi = ABI::from(setup.landlock_abi as i32);
@@ -68,7 +70,9 @@ pub(super) fn build_ruleset(
         add(Path::new(dev), device)?;
     }
     add(Path::new("/dev/pts"), device | AccessFs::ReadDir)?;
-    add(Path::new("/dev/shm"), all)?;
+    if shm == Shm::Private {
+        add(Path::new("/dev/shm"), all)?;
+    }
     if !setup.network && abi < ABI::V4 && !setup.namespaces {
         notes.push(format!(
             "network not blocked (Landlock ABI {} has no TCP rules)",

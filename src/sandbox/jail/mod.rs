@@ -30,7 +30,7 @@ mod supervise;
 use super::wire::{Reply, Request, Setup};
 use confine::{build_ruleset, drop_capabilities, restrict};
 use landlock::RulesetCreated;
-use mounts::{Placeholders, init_mounts};
+use mounts::{Placeholders, Shm, init_mounts};
 use protect::Protector;
 use socket::receive;
 pub(crate) use socket::recv_packet;
@@ -68,10 +68,13 @@ fn run(control: &OwnedFd) -> Result<(), String> {
     };
     let mut notes = Vec::new();
     let mut placeholders = None;
+    let mut shm = Shm::Host;
     if setup.namespaces {
         enter_namespaces(&setup)?;
         // Now PID 1 of the new namespace.
-        placeholders = Some(init_mounts(&setup, &mut notes)?);
+        let (made, private) = init_mounts(&setup, &mut notes)?;
+        placeholders = Some(made);
+        shm = private;
         if let Err(e) = devpts::mount_private() {
             notes.push(format!("terminals: the host's /dev/pts is shared ({e})"));
         }
@@ -82,7 +85,7 @@ fn run(control: &OwnedFd) -> Result<(), String> {
         unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) };
     }
     let ruleset = if setup.landlock_abi > 0 {
-        Some(build_ruleset(&setup, &mut notes)?)
+        Some(build_ruleset(&setup, shm, &mut notes)?)
     } else {
         None
     };

@@ -3,9 +3,9 @@
 //! the writable trees change.
 
 use crate::sandbox::wire::Setup;
-use std::ffi::CString;
+use std::ffi::{CString, OsString};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-use std::os::unix::ffi::OsStrExt;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
 
 pub(super) fn mount(
@@ -43,6 +43,16 @@ pub(super) fn bind_read_only(src: &Path, target: &Path) -> std::io::Result<()> {
         None,
         libc::MS_BIND | libc::MS_REMOUNT | libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV,
     )
+}
+
+/// Whose `/dev/shm` the commands see. The jail's own tmpfs is writable like the session's
+/// TMPDIR; the host's is shared with every program of the user (POSIX shared memory,
+/// semaphores), so it is outside the writable directories unless `--sandbox-write` names
+/// it (DEC-120).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Shm {
+    Private,
+    Host,
 }
 
 /// An empty file and an empty directory, both mode 000, bound over what a command must
@@ -112,7 +122,10 @@ pub(super) fn same_object(path: &Path, fd: &OwnedFd) -> bool {
 /// above buried (the session's own directory, read-only, and its TMPDIR) bound back at
 /// its place; and a placeholder over every Unix socket outside the writable trees in the
 /// places sockets live (Landlock before ABI 9 does not govern connecting to one).
-pub(super) fn init_mounts(setup: &Setup, notes: &mut Vec<String>) -> Result<Placeholders, String> {
+pub(super) fn init_mounts(
+    setup: &Setup,
+    notes: &mut Vec<String>,
+) -> Result<(Placeholders, Shm), String> {
     // Nothing done here may reach the host's mount table.
     mount(None, Path::new("/"), None, libc::MS_REC | libc::MS_PRIVATE)
         .map_err(|e| format!("making the mounts private: {e}"))?;
@@ -153,14 +166,20 @@ pub(super) fn init_mounts(setup: &Setup, notes: &mut Vec<String>) -> Result<Plac
             notes.push(format!("{} is not hidden: {e}", hidden.display()));
         }
     }
-    if let Err(e) = mount(
+    let shm = match mount(
         Some(Path::new("tmpfs")),
         Path::new("/dev/shm"),
         Some("tmpfs"),
         libc::MS_NOSUID | libc::MS_NODEV,
     ) {
-        notes.push(format!("/dev/shm is the host's ({e})"));
-    }
+        Ok(()) => Shm::Private,
+        Err(e) => {
+            notes.push(format!(
+                "/dev/shm is the host's ({e}): commands cannot write there"
+            ));
+            Shm::Host
+        }
+    };
     // Judged before any is bound back: a read-only bind back would hide what lies below.
     let buried: Vec<bool> = granted
         .iter()
@@ -190,7 +209,139 @@ pub(super) fn init_mounts(setup: &Setup, notes: &mut Vec<String>) -> Result<Plac
         }
     }
     hide_sockets(setup, &placeholders, notes);
-    Ok(placeholders)
+    read_only_outside(setup, shm, notes);
+    Ok((placeholders, shm))
+}
+
+/// Makes every mount read-only but the writable trees, the fresh `/proc` and the private
+/// `/dev/shm` (DEC-123). Landlock governs a file's contents, not its mode, times or
+/// extended attributes, so a command could otherwise change those on any file its user
+/// owns outside the writable trees (`chmod u+s`, `chmod 644 ~/.ssh/id_ed25519`): a
+/// read-only mount refuses them (EROFS). Each writable tree is first bound onto itself,
+/// so the mount around it can be read-only while it is not; later mounts (placeholders,
+/// `/dev/pts`) are made after this and keep their own flags.
+fn read_only_outside(setup: &Setup, shm: Shm, notes: &mut Vec<String>) {
+    let mut writable: Vec<PathBuf> = setup.write.clone();
+    writable.push(setup.tmp());
+    // Parents first: a nested tree is bound inside its parent's new mount.
+    writable.sort();
+    writable.dedup();
+    for tree in &writable {
+        if let Err(e) = mount(Some(tree), tree, None, libc::MS_BIND | libc::MS_REC)
+            && e.kind() != std::io::ErrorKind::NotFound
+        {
+            notes.push(format!("{} is not writable ({e})", tree.display()));
+        }
+    }
+    let Ok(info) = std::fs::read_to_string("/proc/self/mountinfo") else {
+        notes
+            .push("file modes outside the writable directories not protected: no mountinfo".into());
+        return;
+    };
+    let exempt = |p: &Path| {
+        p == Path::new("/proc")
+            || (shm == Shm::Private && p == Path::new("/dev/shm"))
+            || writable.iter().any(|w| p.starts_with(w))
+    };
+    let mut failed = Vec::new();
+    for (point, read_only) in mount_points(&info) {
+        if read_only || exempt(&point) {
+            continue;
+        }
+        if let Err(e) = set_read_only(&point) {
+            if e.raw_os_error() == Some(libc::ENOSYS) {
+                notes.push(
+                    "file modes outside the writable directories not protected (mount_setattr \
+                     needs Linux 5.12)"
+                        .into(),
+                );
+                return;
+            }
+            failed.push(format!("{} ({e})", point.display()));
+        }
+    }
+    if !failed.is_empty() {
+        notes.push(format!(
+            "file modes not protected under {}",
+            failed.join(", ")
+        ));
+    }
+}
+
+/// Each mount point in `/proc/self/mountinfo` text (its fifth field, octal escapes
+/// undone) and whether it is read-only already (its sixth).
+pub(super) fn mount_points(info: &str) -> Vec<(PathBuf, bool)> {
+    info.lines()
+        .filter_map(|line| {
+            let mut fields = line.split(' ');
+            let point = fields.nth(4)?;
+            let options = fields.next()?;
+            let read_only = options.split(',').any(|o| o == "ro");
+            Some((
+                PathBuf::from(OsString::from_vec(unescape_octal(point))),
+                read_only,
+            ))
+        })
+        .collect()
+}
+
+/// `\040` → a space, as mountinfo writes spaces, tabs, newlines and backslashes.
+fn unescape_octal(s: &str) -> Vec<u8> {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let octal = b
+            .get(i + 1..i + 4)
+            .filter(|d| d.iter().all(|c| (b'0'..=b'7').contains(c)));
+        match (b[i], octal) {
+            (b'\\', Some(d)) => {
+                out.push((d[0] - b'0') * 64 + (d[1] - b'0') * 8 + (d[2] - b'0'));
+                i += 4;
+            }
+            (c, _) => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    out
+}
+
+/// `mount_setattr(2)` with `MOUNT_ATTR_RDONLY` on the one mount at `point`: unlike a
+/// remount it leaves the mount's other flags (nosuid, nodev, locked ones) alone.
+fn set_read_only(point: &Path) -> std::io::Result<()> {
+    #[repr(C)]
+    struct MountAttr {
+        attr_set: u64,
+        attr_clr: u64,
+        propagation: u64,
+        userns_fd: u64,
+    }
+    const MOUNT_ATTR_RDONLY: u64 = 0x1;
+    let c = CString::new(point.as_os_str().as_bytes())
+        .map_err(|_| std::io::Error::from(std::io::ErrorKind::InvalidInput))?;
+    let attr = MountAttr {
+        attr_set: MOUNT_ATTR_RDONLY,
+        attr_clr: 0,
+        propagation: 0,
+        userns_fd: 0,
+    };
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_mount_setattr,
+            libc::AT_FDCWD,
+            c.as_ptr(),
+            0 as libc::c_uint,
+            &attr as *const MountAttr,
+            std::mem::size_of::<MountAttr>(),
+        )
+    };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
 }
 
 /// Where pathname Unix sockets live: runtime directories, temporary ones, the home
@@ -266,4 +417,27 @@ pub(super) fn cover(target: &Path, p: &Placeholders) -> std::io::Result<()> {
     let meta = std::fs::metadata(target)?;
     let src = if meta.is_dir() { &p.dir } else { &p.file };
     bind_read_only(&fd_path(src), target)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mount_points_are_read_with_their_escapes_and_read_only_flag() {
+        let info = "22 1 0:21 / / rw,relatime shared:1 - ext4 /dev/vda rw\n\
+                    30 22 0:5 / /dev ro,nosuid - devtmpfs udev rw\n\
+                    41 22 0:40 / /home/u/My\\040Drive rw - fuse x rw\n\
+                    bad line\n";
+        assert_eq!(
+            mount_points(info),
+            vec![
+                (PathBuf::from("/"), false),
+                (PathBuf::from("/dev"), true),
+                (PathBuf::from("/home/u/My Drive"), false),
+            ]
+        );
+        assert_eq!(unescape_octal("a\\134b\\011"), b"a\\b\t".to_vec());
+        assert_eq!(unescape_octal("tail\\04"), b"tail\\04".to_vec());
+    }
 }

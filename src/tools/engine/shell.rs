@@ -105,7 +105,8 @@ pub fn session_jail(ctx: &Ctx) -> ToolResult<Option<std::sync::Arc<crate::sandbo
         tracing::warn!("the session's sandbox process ended; starting a new one");
     }
     let dir = ctx.ws.session_dir(&ctx.shared.spill).to_path_buf();
-    let hidden = vec![ctx.shared.spill.path().to_path_buf()];
+    let mut hidden = vec![ctx.shared.spill.path().to_path_buf()];
+    hidden.extend(ctx.shared.spill.others());
     match crate::sandbox::client::Jail::start(sandbox, &dir, hidden) {
         Ok(jail) => {
             for note in &jail.notes {
@@ -147,6 +148,16 @@ pub fn sandbox_hint(ctx: &Ctx, output: &str) -> Option<String> {
         home.as_deref(),
         &crate::scope::RealFs,
     )
+    .or_else(|| {
+        // The jail's own /dev/shm with namespaces; the host's, not granted, without.
+        let shm_writable = sandbox.support.namespaces
+            || sandbox
+                .policy
+                .write
+                .iter()
+                .any(|w| Path::new("/dev/shm").starts_with(w));
+        crate::sandbox::hint::shared_memory_hint(output, shm_writable)
+    })
     .inspect(|_| crate::metrics::global().record_sandbox_refusal())
 }
 
