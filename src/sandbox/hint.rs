@@ -58,7 +58,10 @@ pub fn denial_hint(
                      outside it later); --sandbox-allow-git-config would allow writing it"
                 ));
             }
-            if !writable(&real) && real.is_absolute() && real != Path::new("/") {
+            // The kernel's own files: no --sandbox-write gives another process's
+            // `/proc/<pid>/environ` (refused for reading, by ptrace rules) or `/sys`.
+            let kernel = real.starts_with("/proc") || real.starts_with("/sys");
+            if !writable(&real) && !kernel && real.is_absolute() && real != Path::new("/") {
                 return Some(format!(
                     "sandbox: {named} is outside the writable directories; --sandbox-write {} \
                      would allow writing there",
@@ -214,6 +217,16 @@ mod tests {
                 _ => None,
             }
         }
+    }
+
+    #[test]
+    fn no_flag_is_suggested_for_the_kernels_own_files() {
+        assert_eq!(hint("cat: /proc/28670/environ: Permission denied"), None);
+        assert_eq!(
+            hint("sh: /sys/kernel/uevent_helper: Permission denied"),
+            None
+        );
+        assert!(hint("tee: /opt/x: Permission denied").is_some());
     }
 
     #[test]
