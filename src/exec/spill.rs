@@ -70,22 +70,10 @@ impl SpillDir {
     /// now: their sessions' `TMPDIR`s and output files, which this server's commands
     /// must not read any more than another session's of its own (DEC-124).
     pub fn others(&self) -> Vec<PathBuf> {
-        use std::os::unix::fs::MetadataExt;
-        let Some(tmp) = self.path.parent() else {
-            return Vec::new();
-        };
-        let Ok(entries) = std::fs::read_dir(tmp) else {
-            return Vec::new();
-        };
-        // SAFETY: geteuid cannot fail and touches no memory.
-        let me = unsafe { libc::geteuid() };
-        entries
-            .flatten()
-            .filter(|e| e.file_name().to_str().is_some_and(is_spill_name))
-            .map(|e| e.path())
-            .filter(|p| *p != self.path)
-            .filter(|p| std::fs::symlink_metadata(p).is_ok_and(|m| m.is_dir() && m.uid() == me))
-            .collect()
+        self.path
+            .parent()
+            .map(|tmp| spill_dirs_beside(tmp, &self.path))
+            .unwrap_or_default()
     }
 }
 
@@ -121,6 +109,24 @@ fn is_spill_name(name: &str) -> bool {
         && nonce.bytes().all(|b| b.is_ascii_hexdigit())
 }
 
+/// The spill directories in `tmp` but `own`: spill names, this user's, directories
+/// (not symlinks) — every other server's of this user, live or gone.
+fn spill_dirs_beside(tmp: &Path, own: &Path) -> Vec<PathBuf> {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(entries) = std::fs::read_dir(tmp) else {
+        return Vec::new();
+    };
+    // SAFETY: geteuid cannot fail and touches no memory.
+    let me = unsafe { libc::geteuid() };
+    entries
+        .flatten()
+        .filter(|e| e.file_name().to_str().is_some_and(is_spill_name))
+        .map(|e| e.path())
+        .filter(|p| p != own)
+        .filter(|p| std::fs::symlink_metadata(p).is_ok_and(|m| m.is_dir() && m.uid() == me))
+        .collect()
+}
+
 /// Removes from `tmp` the spill directories of servers that are gone — killed, since a
 /// server that exits removes its own — and returns how many. A directory is removed
 /// when it is this user's (not a symlink), is not `own`, and its `.lock` can be locked:
@@ -130,22 +136,9 @@ fn is_spill_name(name: &str) -> bool {
 /// for Unix sockets to hide (`sandbox::jail::mounts::hide_sockets`, DEC-118).
 fn sweep(tmp: &Path, own: &Path) -> usize {
     use nix::fcntl::{Flock, FlockArg};
-    use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
-    let Ok(entries) = std::fs::read_dir(tmp) else {
-        return 0;
-    };
-    // SAFETY: geteuid cannot fail and touches no memory.
-    let me = unsafe { libc::geteuid() };
+    use std::os::unix::fs::OpenOptionsExt;
     let mut removed = 0;
-    for entry in entries.flatten() {
-        if !entry.file_name().to_str().is_some_and(is_spill_name) {
-            continue;
-        }
-        let path = entry.path();
-        let ours = std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_dir() && m.uid() == me);
-        if !ours || path == own {
-            continue;
-        }
+    for path in spill_dirs_beside(tmp, own) {
         let Ok(lock) = std::fs::OpenOptions::new()
             .read(true)
             .custom_flags(libc::O_NOFOLLOW)

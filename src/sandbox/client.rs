@@ -44,11 +44,10 @@ pub struct Jail {
     outer: Mutex<Child>,
     waiting: Arc<Mutex<Waiting>>,
     next_id: AtomicU64,
-    /// The jail has a devpts instance of its own: terminals are opened there.
-    own_terminals: bool,
-    /// Landlock alone: the jail is a supervisor that ends its session's processes on
-    /// SIGTERM (DEC-122).
-    supervised: bool,
+    /// The jail has namespaces: a devpts instance of its own, where terminals are
+    /// opened. Without (Landlock alone) it is a supervisor that ends its session's
+    /// processes on SIGTERM (DEC-122).
+    namespaces: bool,
     /// The session's TMPDIR.
     tmp: PathBuf,
     /// What did not hold when it was set up (the jail's own notes).
@@ -139,8 +138,7 @@ impl Jail {
             outer: Mutex::new(outer),
             waiting: Arc::new(Mutex::new(Waiting::default())),
             next_id: AtomicU64::new(1),
-            own_terminals: sandbox.support.namespaces,
-            supervised: !sandbox.support.namespaces,
+            namespaces: sandbox.support.namespaces,
             tmp,
             notes: Vec::new(),
         };
@@ -177,10 +175,10 @@ impl Jail {
     }
 
     /// A pseudo-terminal (master, slave) of the session's own devpts instance, or `None`
-    /// where the jail has none (Landlock alone: the caller opens one on the host's, which
-    /// no command can open by path).
+    /// where the jail has none (Landlock alone: the caller opens one on the host's, mode
+    /// 000, which a command of the same user can change back: no boundary, DEC-123).
     pub fn open_terminal(&self) -> std::io::Result<Option<(OwnedFd, OwnedFd)>> {
-        if !self.own_terminals {
+        if !self.namespaces {
             return Ok(None);
         }
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
@@ -286,7 +284,7 @@ impl Drop for Jail {
         // when asked with SIGTERM, a process that dropped its tag too (DEC-122); it is
         // killed outright if it has not ended in time.
         let mut outer = self.outer.lock().unwrap_or_else(|p| p.into_inner());
-        if self.supervised {
+        if !self.namespaces {
             unsafe { libc::kill(outer.id() as libc::pid_t, libc::SIGTERM) };
             let deadline = std::time::Instant::now() + SUPERVISOR_GRACE;
             while matches!(outer.try_wait(), Ok(None)) && std::time::Instant::now() < deadline {

@@ -445,22 +445,34 @@ mod tests {
         }
     }
 
-    #[test]
-    fn absolute_deny_patterns_are_found_outside_the_writable_trees() {
+    /// A canonical temporary root holding `dirs` and the files `files` (each "x").
+    fn tree(dirs: &[&str], files: &[&str]) -> (tempfile::TempDir, PathBuf) {
         let t = tempfile::tempdir().unwrap();
         let root = t.path().canonicalize().unwrap();
-        for f in [
-            "private/key",
-            "keys-a/id",
-            "keys-b/id",
-            "w/private/x",
-            "pub/x",
-            "d/e/f/.ssh/k",
-        ] {
+        for d in dirs {
+            std::fs::create_dir_all(root.join(d)).unwrap();
+        }
+        for f in files {
             let p = root.join(f);
             std::fs::create_dir_all(p.parent().unwrap()).unwrap();
             std::fs::write(p, "x").unwrap();
         }
+        (t, root)
+    }
+
+    #[test]
+    fn absolute_deny_patterns_are_found_outside_the_writable_trees() {
+        let (_t, root) = tree(
+            &[],
+            &[
+                "private/key",
+                "keys-a/id",
+                "keys-b/id",
+                "w/private/x",
+                "pub/x",
+                "d/e/f/.ssh/k",
+            ],
+        );
         let r = |p: &str| format!("{}/{p}", root.display());
         let patterns = vec![
             r("private"),
@@ -483,13 +495,7 @@ mod tests {
 
     #[test]
     fn a_double_star_pattern_finds_files_outside() {
-        let t = tempfile::tempdir().unwrap();
-        let root = t.path().canonicalize().unwrap();
-        for f in ["a/b/id_key", "a/c/readme", "vault/x/y", "w/id_key"] {
-            let p = root.join(f);
-            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-            std::fs::write(p, "x").unwrap();
-        }
+        let (_t, root) = tree(&[], &["a/b/id_key", "a/c/readme", "vault/x/y", "w/id_key"]);
         let r = |p: &str| format!("{}/{p}", root.display());
         let got = denied_outside(&[r("**/id_*"), r("vault/**")], &[root.join("w")]);
         assert_eq!(got, vec![root.join("a/b/id_key"), root.join("vault/x")]);
@@ -497,11 +503,7 @@ mod tests {
 
     #[test]
     fn hiding_a_path_grants_its_siblings() {
-        let t = tempfile::tempdir().unwrap();
-        let root = t.path().canonicalize().unwrap();
-        for d in ["a/hide/x", "a/keep", "b"] {
-            std::fs::create_dir_all(root.join(d)).unwrap();
-        }
+        let (_t, root) = tree(&["a/hide/x", "a/keep", "b"], &[]);
         let mut out = Vec::new();
         grant_all_but(&root, &[root.join("a/hide")], &mut out);
         out.sort();
@@ -513,11 +515,7 @@ mod tests {
     fn a_hidden_path_named_through_a_symlink_is_hidden_where_it_leads() {
         // `private -> dotfiles/ssh` hidden by its link's name: the rules from `/` must
         // leave out `dotfiles/ssh` itself, and still grant its sibling.
-        let t = tempfile::tempdir().unwrap();
-        let root = t.path().canonicalize().unwrap();
-        for d in ["dotfiles/ssh", "dotfiles/vim"] {
-            std::fs::create_dir_all(root.join(d)).unwrap();
-        }
+        let (_t, root) = tree(&["dotfiles/ssh", "dotfiles/vim"], &[]);
         std::os::unix::fs::symlink("dotfiles/ssh", root.join("private")).unwrap();
         let rules = read_rules(&[], &[root.join("private")], false);
         assert!(rules.contains(&root.join("dotfiles/vim")), "{rules:?}");
@@ -533,11 +531,7 @@ mod tests {
     #[test]
     fn hiding_a_path_grants_no_symlink_around_it() {
         // A rule is opened through its path: a symlink granted would grant its target.
-        let t = tempfile::tempdir().unwrap();
-        let root = t.path().canonicalize().unwrap();
-        for d in ["a/hide/x", "a/keep", "var/home/u"] {
-            std::fs::create_dir_all(root.join(d)).unwrap();
-        }
+        let (_t, root) = tree(&["a/hide/x", "a/keep", "var/home/u"], &[]);
         let link =
             |target: &str, at: &str| std::os::unix::fs::symlink(target, root.join(at)).unwrap();
         link("hide", "a/current"); // an alias beside the hidden directory

@@ -270,7 +270,7 @@ fn read_only_outside(setup: &Setup, shm: Shm, notes: &mut Vec<String>) {
 
 /// Each mount point in `/proc/self/mountinfo` text (its fifth field, octal escapes
 /// undone) and whether it is read-only already (its sixth).
-pub(super) fn mount_points(info: &str) -> Vec<(PathBuf, bool)> {
+fn mount_points(info: &str) -> Vec<(PathBuf, bool)> {
     info.lines()
         .filter_map(|line| {
             let mut fields = line.split(' ');

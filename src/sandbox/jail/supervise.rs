@@ -111,6 +111,7 @@ fn kill_descendants() {
 
 /// The pids whose parent is `parent`, from `/proc/<pid>/stat` (the field after the
 /// command name, which may itself hold spaces and parentheses).
+/// (`exec::other_processes` walks `/proc` too, but exec sits above the sandbox.)
 fn children_of(parent: libc::pid_t) -> Vec<libc::pid_t> {
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return Vec::new();
